@@ -1,0 +1,209 @@
+"""The ``kgrag`` command line (typer + rich).
+
+Every command that reads a KG takes a store directory made by ``kgrag ingest``.  User errors (bad input
+files, unknown entities, missing stores) print one ``error: ...`` line on stderr and exit with status 2;
+``--json`` makes a command print exactly one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import nullcontext
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kgrag.errors import KGRagError
+
+app = typer.Typer(
+    name="kgrag",
+    help="Question answering over the knowledge graph you bring.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+KGDir = Annotated[Path, typer.Argument(help="KG store directory (made by `kgrag ingest`).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def _load(kg_dir: Path):
+    from kgrag.graph.store import load_kg
+
+    return load_kg(kg_dir)
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path | None, typer.Argument(help="Triples file (spo, tsv, csv, jsonl, nt; .gz ok).")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Store directory to write.")] = Path("kg"),
+    format: Annotated[str, typer.Option("--format", "-f", help="auto|spo|tsv|csv|jsonl|nt")] = "auto",
+    head: Annotated[str | None, typer.Option(help="Head column (name or 0-based number).")] = None,
+    relation: Annotated[str | None, typer.Option(help="Relation column.")] = None,
+    tail: Annotated[str | None, typer.Option(help="Tail column.")] = None,
+    demo: Annotated[str | None, typer.Option(help="Build a bundled demo KG instead (e.g. metaqa).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load a triples file (or a bundled demo KG) into a KG store directory."""
+    from kgrag.demo import demo_path, get_demo
+    from kgrag.graph.io import load_file
+
+    if (path is None) == (demo is None):
+        raise typer.BadParameter("give either a PATH or --demo NAME")
+    start = time.perf_counter()
+    if demo is not None:
+        path = demo_path(demo)
+        format = get_demo(demo).format
+    assert path is not None
+
+    def column(value: str | None) -> str | int | None:
+        return int(value) if value is not None and value.isdigit() else value
+
+    with err_console.status(f"reading {path}", spinner="dots") if not as_json else nullcontext():
+        kg = load_file(path, format=format, head=column(head), relation=column(relation), tail=column(tail))
+        store = kg.save(out)
+    seconds = time.perf_counter() - start
+    summary = {
+        "store": str(store),
+        "source": str(path),
+        "entities": kg.num_entities,
+        "relations": kg.num_relations,
+        "triples": kg.num_triples,
+        "seconds": round(seconds, 3),
+    }
+    if as_json:
+        _print_json(summary)
+    else:
+        console.print(
+            f"[green]✓[/green] {kg.num_entities:,} entities, {kg.num_relations:,} relations, "
+            f"{kg.num_triples:,} triples → {store}  ({seconds:.2f} s)"
+        )
+
+
+@app.command()
+def info(kg_dir: KGDir, as_json: JsonOpt = False) -> None:
+    """Counts, degree statistics and the most frequent relations of a KG store."""
+    kg = _load(kg_dir)
+    stats = kg.stats()
+    if as_json:
+        _print_json(stats)
+        return
+    table = Table(title=str(kg_dir), show_header=False)
+    for key in ("entities", "relations", "triples", "aliases"):
+        table.add_row(key, f"{stats[key]:,}")
+    deg = stats["degree"]
+    table.add_row("degree", f"mean {deg['mean']:.2f} · median {deg['median']:g} · max {deg['max']:,}")
+    console.print(table)
+    rel_table = Table("relation", "triples", title="relations")
+    for name, count in stats["top_relations"].items():
+        rel_table.add_row(name, f"{count:,}")
+    console.print(rel_table)
+
+
+@app.command()
+def neighbors(
+    kg_dir: KGDir,
+    entity: Annotated[str, typer.Argument(help="Entity name.")],
+    hops: Annotated[int, typer.Option(min=1, max=6, help="Neighbourhood radius.")] = 1,
+    relation: Annotated[list[str] | None, typer.Option("--relation", "-r", help="Only these relations.")] = None,
+    direction: Annotated[str, typer.Option(help="out|in|both")] = "both",
+    limit: Annotated[int, typer.Option(help="Most triples to print.")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Entities and triples around ENTITY (its k-hop neighbourhood)."""
+    from kgrag.graph.algorithms import k_hop
+    from kgrag.graph.verbalize import verbalize_triple
+
+    kg = _load(kg_dir)
+    eid = kg.entity_id(entity)
+    hood = k_hop(kg, [eid], hops, direction=direction, relations=kg.relation_ids(relation))
+    triples = [kg.triple(t) for t in hood.edges[:limit]]
+    if as_json:
+        _print_json({
+            "entity": entity,
+            "hops": hops,
+            "nodes": len(hood.nodes),
+            "triples_total": len(hood.edges),
+            "neighbors": [
+                {"entity": kg.entities[n], "distance": int(d)}
+                for n, d in zip(hood.nodes[:limit].tolist(), hood.distance[:limit].tolist())
+                if d > 0
+            ],
+            "triples": [list(t) for t in triples],
+        })
+        return
+    console.print(f"[bold]{entity}[/bold]: {len(hood.nodes) - 1:,} entities within {hops} hop(s), "
+                  f"{len(hood.edges):,} triples")
+    for tid in hood.edges[:limit]:
+        console.print("  " + verbalize_triple(kg, int(tid)), markup=False, highlight=False)
+    if len(hood.edges) > limit:
+        console.print(f"  … {len(hood.edges) - limit:,} more (raise --limit)")
+
+
+@app.command()
+def paths(
+    kg_dir: KGDir,
+    source: Annotated[str, typer.Option("--from", help="Start entity.")],
+    target: Annotated[str, typer.Option("--to", help="End entity.")],
+    max_length: Annotated[int, typer.Option(min=1, max=8, help="Longest path, in edges.")] = 4,
+    max_paths: Annotated[int, typer.Option(min=1, help="Most paths to return.")] = 20,
+    simple: Annotated[bool, typer.Option("--all-simple", help="All simple paths, not only shortest.")] = False,
+    direction: Annotated[str, typer.Option(help="out|in|both")] = "both",
+    as_json: JsonOpt = False,
+) -> None:
+    """Shortest (or all simple) paths between two entities."""
+    from kgrag.graph.algorithms import shortest_paths, simple_paths
+    from kgrag.graph.verbalize import verbalize_path
+
+    kg = _load(kg_dir)
+    src, dst = kg.entity_id(source), kg.entity_id(target)
+    if simple:
+        found = simple_paths(kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction)
+    else:
+        found = shortest_paths(kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction)
+    rows = []
+    for nodes, edges in found:
+        rows.append({
+            "entities": [kg.entities[n] for n in nodes],
+            "relations": [kg.relations[int(kg.rels[e])] for e in edges],
+            "forward": [bool(kg.heads[e] == nodes[i]) for i, e in enumerate(edges)],
+            "text": verbalize_path(kg, nodes, edges),
+        })
+    if as_json:
+        _print_json({"from": source, "to": target, "paths": rows, "truncated": found.truncated})
+        return
+    if not rows:
+        console.print(f"no path of at most {max_length} edges from {source!r} to {target!r}")
+        return
+    for row in rows:
+        console.print("  " + row["text"], markup=False, highlight=False)
+    if found.truncated:
+        console.print(f"  (more paths exist; raise --max-paths above {max_paths})")
+
+
+def main() -> None:
+    """Console-script entry point: run the app, turning user errors into one line and exit status."""
+    try:
+        app()
+    except KGRagError as exc:
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

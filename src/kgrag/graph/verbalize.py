@@ -1,0 +1,53 @@
+"""Turning triples and paths into text for prompts, rerankers and people.
+
+Names keep their case; underscores become spaces (``directed_by`` → ``directed by``).  A path is written
+with arrows that show the direction each edge was walked, so an LLM can tell ``A -[directed by]-> B``
+(A was directed by B) from ``A <-[directed by]- B`` (B was directed by A).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph
+
+
+def humanize(name: str) -> str:
+    """``"directed_by"`` → ``"directed by"``."""
+    return name.replace("_", " ")
+
+
+def relation_text(kg: KnowledgeGraph, rid: int) -> str:
+    """Readable relation name; a virtual inverse reads ``"<rel> (inverse)"``."""
+    name = kg.relation_name(rid)
+    if rid >= kg.num_relations:
+        return humanize(name[: -len(INVERSE_SUFFIX)]) + " (inverse)"
+    return humanize(name)
+
+
+def verbalize_triple(kg: KnowledgeGraph, tid: int) -> str:
+    """``"Heat directed by Michael Mann"``."""
+    h, r, t = kg.triple(tid)
+    return f"{humanize(h)} {humanize(r)} {humanize(t)}"
+
+
+def verbalize_triples(kg: KnowledgeGraph, tids: Iterable[int] | np.ndarray) -> list[str]:
+    ents, rels = kg.entities, kg.relations
+    ids = np.asarray(list(tids) if not isinstance(tids, np.ndarray) else tids, dtype=np.int64)
+    return [
+        f"{humanize(ents[h])} {humanize(rels[r])} {humanize(ents[t])}"
+        for h, r, t in zip(kg.heads[ids].tolist(), kg.rels[ids].tolist(), kg.tails[ids].tolist())
+    ]
+
+
+def verbalize_path(kg: KnowledgeGraph, nodes: list[int], edges: list[int]) -> str:
+    """``"Heat -[directed by]-> Michael Mann <-[directed by]- Collateral"``."""
+    parts = [humanize(kg.entities[nodes[0]])]
+    for i, tid in enumerate(edges):
+        rel = humanize(kg.relations[int(kg.rels[tid])])
+        forward = int(kg.heads[tid]) == nodes[i]
+        parts.append(f"-[{rel}]->" if forward else f"<-[{rel}]-")
+        parts.append(humanize(kg.entities[nodes[i + 1]]))
+    return " ".join(parts)
