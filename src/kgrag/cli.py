@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from kgrag.errors import KGRagError
@@ -198,7 +197,7 @@ def main() -> None:
     try:
         app()
     except KGRagError as exc:
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        sys.stderr.write(f"error: {exc}\n")  # one plain line: no wrapping, grep-able
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -481,18 +481,31 @@ def write_file(kg: KnowledgeGraph, path: str | Path, format: str | None = None) 
     fmt = format or detect_format_from_name(path)
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     tmp = path.with_name(f".{path.name}.tmp")
-    with opener(tmp, "wt", encoding="utf-8", newline="") as fh:  # type: ignore[operator]
+    try:
+        _write_triples(kg, tmp, fmt, opener)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    tmp.replace(path)
+    return path
+
+
+def _write_triples(kg: KnowledgeGraph, tmp: Path, fmt: str, opener: Any) -> None:
+    with opener(tmp, "wt", encoding="utf-8", newline="") as fh:
         triples = kg.iter_triples()
         if fmt == "spo":
             for h, r, t in triples:
                 if "|" in h + r + t:
                     raise ValueError(f"cannot write {h!r} {r!r} {t!r} as spo: a name contains '|'")
                 fh.write(f"{h}|{r}|{t}\n")
-        elif fmt in ("tsv", "csv"):
-            writer = csv.writer(
-                fh, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n",
-                quoting=csv.QUOTE_MINIMAL if fmt == "csv" else csv.QUOTE_NONE, escapechar=None,
-            )
+        elif fmt == "tsv":
+            fh.write("head\trelation\ttail\n")
+            for h, r, t in triples:
+                if "\t" in h + r + t:
+                    raise ValueError(f"cannot write {h!r} {r!r} {t!r} as tsv: a name contains a tab")
+                fh.write(f"{h}\t{r}\t{t}\n")
+        elif fmt == "csv":
+            writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["head", "relation", "tail"])
             writer.writerows(triples)
         elif fmt == "jsonl":
@@ -504,8 +517,6 @@ def write_file(kg: KnowledgeGraph, path: str | Path, format: str | None = None) 
                          f"<{_NT_BASE}e/{quote(t, safe='')}> .\n")
         else:
             raise ValueError(f"unknown format {fmt!r}")
-    tmp.replace(path)
-    return path
 
 
 def detect_format_from_name(path: Path) -> str:

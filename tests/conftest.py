@@ -1,0 +1,41 @@
+"""Shared fixtures: tiny KGs for unit tests and the location of ../shared/data for real-data tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+BUNDLED_METAQA = REPO / "src" / "kgrag" / "data" / "metaqa" / "kb.txt.gz"
+
+MOVIES = [
+    ("Heat", "directed_by", "Michael Mann"),
+    ("Heat", "written_by", "Michael Mann"),
+    ("Heat", "starred_actors", "Al Pacino"),
+    ("Heat", "starred_actors", "Robert De Niro"),
+    ("Heat", "release_year", "1995"),
+    ("The Insider", "directed_by", "Michael Mann"),
+    ("The Insider", "starred_actors", "Al Pacino"),
+    ("The Insider", "starred_actors", "Russell Crowe"),
+    ("Gladiator", "starred_actors", "Russell Crowe"),
+    ("Gladiator", "directed_by", "Ridley Scott"),
+    ("Alien", "directed_by", "Ridley Scott"),
+    ("Alien", "release_year", "1979"),
+]
+
+
+@pytest.fixture
+def movies_kg() -> KnowledgeGraph:
+    return KnowledgeGraph.from_triples(MOVIES)
+
+
+def shared_file(*parts: str) -> Path:
+    """A file under ../shared/data, or skip the test with the reason."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available here: {path}")
+    return path

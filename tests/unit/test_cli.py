@@ -1,0 +1,67 @@
+"""The CLI as a user runs it: real subprocesses, exit codes, one-line errors, --json contracts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kgrag.graph.io import write_file
+from kgrag.graph.kg import KnowledgeGraph
+from tests.conftest import MOVIES
+
+
+def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "kgrag", *args], capture_output=True, text=True, timeout=120)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def store(tmp_path):
+    src = write_file(KnowledgeGraph.from_triples(MOVIES), tmp_path / "movies.tsv")
+    out = tmp_path / "kg"
+    summary = json.loads(run("ingest", str(src), "--out", str(out), "--json").stdout)
+    assert summary["triples"] == len(MOVIES) and summary["entities"] == 11 and summary["relations"] == 4
+    return out
+
+
+def test_info_json(store):
+    info = json.loads(run("info", str(store), "--json").stdout)
+    assert (info["entities"], info["relations"], info["triples"]) == (11, 4, len(MOVIES))
+
+
+def test_neighbors_and_paths(store):
+    out = json.loads(run("neighbors", str(store), "Michael Mann", "--relation", "directed_by", "--json").stdout)
+    assert sorted(n["entity"] for n in out["neighbors"]) == ["Heat", "The Insider"]
+    text = run("neighbors", str(store), "Heat", "--hops", "1").stdout
+    assert "Heat directed by Michael Mann" in text
+    paths = json.loads(run("paths", str(store), "--from", "Michael Mann", "--to", "Russell Crowe", "--json").stdout)
+    assert [p["entities"] for p in paths["paths"]] == [["Michael Mann", "The Insider", "Russell Crowe"]]
+    assert paths["paths"][0]["text"] == "Michael Mann <-[directed by]- The Insider -[starred actors]-> Russell Crowe"
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a|r|b\nragged|row\n")
+    proc = run("ingest", str(bad), "--out", str(tmp_path / "kg"), ok=False)
+    assert proc.returncode == 2
+    assert f"{bad}:2: expected 3 fields" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "kg").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.txt"]
+
+
+def test_unknown_entity_and_missing_store(store, tmp_path):
+    proc = run("neighbors", str(store), "Micheal Mann", ok=False)
+    assert proc.returncode == 2 and "did you mean 'Michael Mann'" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run("info", str(tmp_path / "nowhere"), ok=False)
+    assert proc.returncode == 2 and "not a kgrag KG store" in proc.stderr
+
+
+def test_ingest_needs_path_or_demo(tmp_path):
+    proc = run("ingest", "--out", str(tmp_path / "kg"), ok=False)
+    assert proc.returncode == 2 and "PATH or --demo" in proc.stderr

@@ -1,0 +1,181 @@
+"""Loaders: every format round-trips; every class of bad input names the right path:line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from kgrag.errors import KGFormatError
+from kgrag.graph.io import detect_format, load_dataframe, load_file, load_networkx, write_file
+from kgrag.graph.kg import KnowledgeGraph
+from tests.conftest import MOVIES
+
+TRICKY = [
+    *MOVIES,
+    ("Amélie", "directed_by", "Jean-Pierre Jeunet"),
+    ("Film, with comma", "has_tags", 'quote "inside"'),
+    ("Se7en", "has_imdb_rating", "8.6"),
+    ("a/b#c:d", "odd relation/name", "100% legit"),
+]
+
+
+@pytest.mark.parametrize("ext", ["kb.txt", "kb.spo", "kb.tsv", "kb.csv", "kb.jsonl", "kb.nt", "kb.csv.gz",
+                                 "kb.jsonl.gz", "kb.nt.gz", "kb.tsv.gz"])
+def test_every_format_round_trips(tmp_path, ext):
+    triples = [t for t in TRICKY if not (ext.startswith("kb.txt") or ext.startswith("kb.spo")) or "|" not in
+               "".join(t)]
+    kg = KnowledgeGraph.from_triples(triples)
+    path = write_file(kg, tmp_path / ext)
+    back = load_file(path)
+    assert set(back.iter_triples()) == set(kg.iter_triples())
+    assert sorted(back.entities) == sorted(kg.entities)
+    assert back.num_triples == kg.num_triples
+
+
+def test_autodetect_by_content(tmp_path):
+    kg = KnowledgeGraph.from_triples(MOVIES)
+    for fmt in ("spo", "tsv", "csv", "jsonl", "nt"):
+        path = write_file(kg, tmp_path / f"data.{fmt}", format=fmt)
+        renamed = path.rename(tmp_path / f"noext_{fmt}")
+        assert detect_format(renamed) == fmt
+        assert load_file(renamed).num_triples == len(MOVIES)
+
+
+def test_gzip_detected_by_magic_not_name(tmp_path):
+    path = tmp_path / "kb.txt"
+    path.write_bytes(gzip.compress("a|r|b\nb|r|c\n".encode()))
+    assert load_file(path).num_triples == 2
+
+
+def test_metaqa_style_and_freebase_style_columns(tmp_path):
+    spo = tmp_path / "kb.txt"
+    spo.write_text("Kismet|directed_by|William Dieterle\nKismet|release_year|1944\n")
+    assert load_file(spo).num_triples == 2
+    csv_path = tmp_path / "fb.csv"
+    csv_path.write_text("src,edge,dst,weight\nWynton Marsalis,people.person.place_of_birth,New Orleans,1\n")
+    kg = load_file(csv_path, head="src", relation="edge", tail="dst")
+    assert list(kg.iter_triples()) == [("Wynton Marsalis", "people.person.place_of_birth", "New Orleans")]
+    kg = load_file(csv_path, head=0, relation=1, tail=2)
+    assert kg.num_triples == 1
+    headerless = tmp_path / "triples.tsv"
+    headerless.write_text("Jamaica\tlocation.country.languages_spoken\tJamaican English\n")
+    assert load_file(headerless).num_triples == 1
+
+
+def test_nt_labels_become_names(tmp_path):
+    path = tmp_path / "g.nt"
+    path.write_text(
+        '<http://ex.org/Q1> <http://www.w3.org/2000/01/rdf-schema#label> "Douglas Adams"@en .\n'
+        "<http://ex.org/Q1> <http://ex.org/prop/educated_at> <http://ex.org/Q2> .\n"
+        '<http://ex.org/Q2> <http://www.w3.org/2000/01/rdf-schema#label> "St John\\u0027s College" .\n'
+        '<http://ex.org/Q1> <http://ex.org/prop/born> "1952"^^<http://www.w3.org/2001/XMLSchema#gYear> .\n'
+        "# a comment\n"
+    )
+    kg = load_file(path)
+    assert set(kg.iter_triples()) == {
+        ("Douglas Adams", "educated_at", "St John's College"),
+        ("Douglas Adams", "born", "1952"),
+    }
+
+
+def test_dataframe_and_networkx():
+    pd = pytest.importorskip("pandas")
+    nx = pytest.importorskip("networkx")
+    df = pd.DataFrame(MOVIES, columns=["h", "r", "t"])
+    kg = KnowledgeGraph.from_pandas(df, head="h", relation="r", tail="t")
+    assert set(kg.iter_triples()) == set(MOVIES)
+    g = nx.MultiDiGraph()
+    for h, r, t in MOVIES:
+        g.add_edge(h, t, relation=r)
+    g.add_node("Lonely")
+    kg2 = KnowledgeGraph.from_networkx(g)
+    assert set(kg2.iter_triples()) == set(MOVIES)
+    assert kg2.find_entity("Lonely") is not None
+    keyed = nx.MultiDiGraph()
+    keyed.add_edge("a", "b", key="likes")
+    assert list(load_networkx(keyed).iter_triples()) == [("a", "likes", "b")]
+
+
+# ---------------------------------------------------------------------- bad input
+def _error(path, **kwargs) -> KGFormatError:
+    with pytest.raises(KGFormatError) as info:
+        load_file(path, **kwargs)
+    return info.value
+
+
+def test_ragged_row(tmp_path):
+    path = tmp_path / "kb.txt"
+    path.write_text("a|r|b\nc|r|d\nbroken|row\n")
+    err = _error(path)
+    assert str(err).startswith(f"{path}:3: expected 3 fields")
+    tsv = tmp_path / "kb.tsv"
+    tsv.write_text("head\trelation\ttail\na\tr\tb\nc\tr\n")
+    assert str(_error(tsv)).startswith(f"{tsv}:3: expected 3 fields, found 2")
+
+
+def test_empty_field(tmp_path):
+    path = tmp_path / "kb.txt"
+    path.write_text("a|r|b\na||b\n")
+    assert str(_error(path)) == f"{path}:2: empty relation"
+    csv_path = tmp_path / "kb.csv"
+    csv_path.write_text("head,relation,tail\na,r,b\n\nc,r,  \n")
+    assert str(_error(csv_path)) == f"{csv_path}:4: empty tail"
+
+
+def test_bad_encoding(tmp_path):
+    path = tmp_path / "kb.txt"
+    path.write_bytes(b"a|r|b\nc|r|d\ncaf\xe9|r|x\n")
+    err = _error(path)
+    assert str(err).startswith(f"{path}:3: not valid UTF-8")
+    gz = tmp_path / "kb.txt.gz"
+    gz.write_bytes(gzip.compress(b"a|r|b\n\xff\xfe|r|x\n"))
+    assert str(_error(gz)).startswith(f"{gz}:2: not valid UTF-8")
+
+
+def test_empty_file(tmp_path):
+    for name in ("kb.txt", "kb.csv", "kb.jsonl"):
+        path = tmp_path / name
+        path.write_text("" if name != "kb.csv" else "\n\n")
+        assert "empty" in str(_error(path))
+        assert str(_error(path)).startswith(str(path))
+    header_only = tmp_path / "h.csv"
+    header_only.write_text("head,relation,tail\n")
+    assert "no triples" in str(_error(header_only))
+
+
+def test_unknown_column(tmp_path):
+    path = tmp_path / "kb.csv"
+    path.write_text("head,relation,tail\na,r,b\n")
+    err = _error(path, head="subject_name")
+    assert str(err) == f"{path}:1: unknown head column 'subject_name'; columns are: head, relation, tail"
+    odd = tmp_path / "odd.csv"
+    odd.write_text("x,y,z,w\na,r,b,c\n")
+    assert "name the columns" in str(_error(odd))
+
+
+def test_jsonl_errors(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    path.write_text(json.dumps({"head": "a", "relation": "r", "tail": "b"}) + "\n{oops\n")
+    assert str(_error(path)).startswith(f"{path}:2: invalid JSON")
+    path.write_text(json.dumps({"head": "a", "relation": "r"}) + "\n")
+    assert str(_error(path)).startswith(f"{path}:1: missing key 'tail'")
+    path.write_text(json.dumps({"head": "a", "relation": "r", "tail": None}) + "\n")
+    assert "must be a string or number" in str(_error(path))
+
+
+def test_nt_errors(tmp_path):
+    path = tmp_path / "g.nt"
+    path.write_text("<http://a> <http://r> <http://b> .\n<http://a> <http://r> \n")
+    assert str(_error(path)).startswith(f"{path}:2: not an N-Triples statement")
+
+
+def test_missing_file_and_dataframe_errors(tmp_path):
+    assert str(_error(tmp_path / "nope.txt")) == f"{tmp_path / 'nope.txt'}: no such file"
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"head": ["a", "b"], "relation": ["r", "r"], "tail": ["x", None]})
+    with pytest.raises(KGFormatError, match=r"^<DataFrame>:2: missing value in tail column"):
+        load_dataframe(df)
+    with pytest.raises(KGFormatError, match="unknown head column 'src'"):
+        load_dataframe(df, head="src")
