@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import nullcontext
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -46,7 +46,9 @@ def _load(kg_dir: Path):
 
 @app.command()
 def ingest(
-    path: Annotated[Path | None, typer.Argument(help="Triples file (spo, tsv, csv, jsonl, nt; .gz ok).")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="Triples file (spo, tsv, csv, jsonl, nt; .gz ok).")
+    ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Store directory to write.")] = Path("kg"),
     format: Annotated[str, typer.Option("--format", "-f", help="auto|spo|tsv|csv|jsonl|nt")] = "auto",
     head: Annotated[str | None, typer.Option(help="Head column (name or 0-based number).")] = None,
@@ -116,7 +118,9 @@ def neighbors(
     kg_dir: KGDir,
     entity: Annotated[str, typer.Argument(help="Entity name.")],
     hops: Annotated[int, typer.Option(min=1, max=6, help="Neighbourhood radius.")] = 1,
-    relation: Annotated[list[str] | None, typer.Option("--relation", "-r", help="Only these relations.")] = None,
+    relation: Annotated[
+        list[str] | None, typer.Option("--relation", "-r", help="Only these relations.")
+    ] = None,
     direction: Annotated[str, typer.Option(help="out|in|both")] = "both",
     limit: Annotated[int, typer.Option(help="Most triples to print.")] = 50,
     as_json: JsonOpt = False,
@@ -130,21 +134,25 @@ def neighbors(
     hood = k_hop(kg, [eid], hops, direction=direction, relations=kg.relation_ids(relation))
     triples = [kg.triple(t) for t in hood.edges[:limit]]
     if as_json:
-        _print_json({
-            "entity": entity,
-            "hops": hops,
-            "nodes": len(hood.nodes),
-            "triples_total": len(hood.edges),
-            "neighbors": [
-                {"entity": kg.entities[n], "distance": int(d)}
-                for n, d in zip(hood.nodes[:limit].tolist(), hood.distance[:limit].tolist())
-                if d > 0
-            ],
-            "triples": [list(t) for t in triples],
-        })
+        _print_json(
+            {
+                "entity": entity,
+                "hops": hops,
+                "nodes": len(hood.nodes),
+                "triples_total": len(hood.edges),
+                "neighbors": [
+                    {"entity": kg.entities[n], "distance": int(d)}
+                    for n, d in zip(hood.nodes[:limit].tolist(), hood.distance[:limit].tolist())
+                    if d > 0
+                ],
+                "triples": [list(t) for t in triples],
+            }
+        )
         return
-    console.print(f"[bold]{entity}[/bold]: {len(hood.nodes) - 1:,} entities within {hops} hop(s), "
-                  f"{len(hood.edges):,} triples")
+    console.print(
+        f"[bold]{entity}[/bold]: {len(hood.nodes) - 1:,} entities within {hops} hop(s), "
+        f"{len(hood.edges):,} triples"
+    )
     for tid in hood.edges[:limit]:
         console.print("  " + verbalize_triple(kg, int(tid)), markup=False, highlight=False)
     if len(hood.edges) > limit:
@@ -158,7 +166,9 @@ def paths(
     target: Annotated[str, typer.Option("--to", help="End entity.")],
     max_length: Annotated[int, typer.Option(min=1, max=8, help="Longest path, in edges.")] = 4,
     max_paths: Annotated[int, typer.Option(min=1, help="Most paths to return.")] = 20,
-    simple: Annotated[bool, typer.Option("--all-simple", help="All simple paths, not only shortest.")] = False,
+    simple: Annotated[
+        bool, typer.Option("--all-simple", help="All simple paths, not only shortest.")
+    ] = False,
     direction: Annotated[str, typer.Option(help="out|in|both")] = "both",
     as_json: JsonOpt = False,
 ) -> None:
@@ -169,17 +179,23 @@ def paths(
     kg = _load(kg_dir)
     src, dst = kg.entity_id(source), kg.entity_id(target)
     if simple:
-        found = simple_paths(kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction)
+        found = simple_paths(
+            kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction
+        )
     else:
-        found = shortest_paths(kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction)
+        found = shortest_paths(
+            kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction
+        )
     rows = []
     for nodes, edges in found:
-        rows.append({
-            "entities": [kg.entities[n] for n in nodes],
-            "relations": [kg.relations[int(kg.rels[e])] for e in edges],
-            "forward": [bool(kg.heads[e] == nodes[i]) for i, e in enumerate(edges)],
-            "text": verbalize_path(kg, nodes, edges),
-        })
+        rows.append(
+            {
+                "entities": [kg.entities[n] for n in nodes],
+                "relations": [kg.relations[int(kg.rels[e])] for e in edges],
+                "forward": [bool(kg.heads[e] == nodes[i]) for i, e in enumerate(edges)],
+                "text": verbalize_path(kg, nodes, edges),
+            }
+        )
     if as_json:
         _print_json({"from": source, "to": target, "paths": rows, "truncated": found.truncated})
         return

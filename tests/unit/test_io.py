@@ -21,11 +21,27 @@ TRICKY = [
 ]
 
 
-@pytest.mark.parametrize("ext", ["kb.txt", "kb.spo", "kb.tsv", "kb.csv", "kb.jsonl", "kb.nt", "kb.csv.gz",
-                                 "kb.jsonl.gz", "kb.nt.gz", "kb.tsv.gz"])
+@pytest.mark.parametrize(
+    "ext",
+    [
+        "kb.txt",
+        "kb.spo",
+        "kb.tsv",
+        "kb.csv",
+        "kb.jsonl",
+        "kb.nt",
+        "kb.csv.gz",
+        "kb.jsonl.gz",
+        "kb.nt.gz",
+        "kb.tsv.gz",
+    ],
+)
 def test_every_format_round_trips(tmp_path, ext):
-    triples = [t for t in TRICKY if not (ext.startswith("kb.txt") or ext.startswith("kb.spo")) or "|" not in
-               "".join(t)]
+    triples = [
+        t
+        for t in TRICKY
+        if not (ext.startswith("kb.txt") or ext.startswith("kb.spo")) or "|" not in "".join(t)
+    ]
     kg = KnowledgeGraph.from_triples(triples)
     path = write_file(kg, tmp_path / ext)
     back = load_file(path)
@@ -45,7 +61,7 @@ def test_autodetect_by_content(tmp_path):
 
 def test_gzip_detected_by_magic_not_name(tmp_path):
     path = tmp_path / "kb.txt"
-    path.write_bytes(gzip.compress("a|r|b\nb|r|c\n".encode()))
+    path.write_bytes(gzip.compress(b"a|r|b\nb|r|c\n"))
     assert load_file(path).num_triples == 2
 
 

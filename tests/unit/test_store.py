@@ -26,8 +26,10 @@ def test_round_trip_is_memory_mapped(tmp_path, movies_kg):
 
 
 def test_aliases_and_unicode_survive(tmp_path):
-    kg = KnowledgeGraph.from_triples([("Amélie", "directed_by", "Jean-Pierre Jeunet"), ("東京物語", "r", "小津")],
-                                     aliases={"Amélie": ["Le Fabuleux Destin d'Amélie Poulain"]})
+    kg = KnowledgeGraph.from_triples(
+        [("Amélie", "directed_by", "Jean-Pierre Jeunet"), ("東京物語", "r", "小津")],
+        aliases={"Amélie": ["Le Fabuleux Destin d'Amélie Poulain"]},
+    )
     back = KnowledgeGraph.load(kg.save(tmp_path / "s"))
     assert back.entities == kg.entities
     assert back.entity_id("Le Fabuleux Destin d'Amélie Poulain") == back.entity_id("Amélie")

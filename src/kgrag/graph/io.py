@@ -131,8 +131,10 @@ def _decoded_lines(path: Path, counter: list[int]) -> Iterator[str]:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise KGFormatError(
-                        str(path), counter[0], f"not valid UTF-8 (byte {raw[exc.start]:#04x} at column "
-                        f"{exc.start + 1}); re-encode the file as UTF-8"
+                        str(path),
+                        counter[0],
+                        f"not valid UTF-8 (byte {raw[exc.start]:#04x} at column "
+                        f"{exc.start + 1}); re-encode the file as UTF-8",
                     ) from None
                 if counter[0] == 1 and line.startswith("\ufeff"):
                     line = line[1:]
@@ -168,7 +170,9 @@ def detect_format(path: str | Path) -> str:
     if "," in first:
         return "csv"
     raise KGFormatError(
-        str(path), counter[0], "cannot tell the format from the first line; pass --format (spo|tsv|csv|jsonl|nt)"
+        str(path),
+        counter[0],
+        "cannot tell the format from the first line; pass --format (spo|tsv|csv|jsonl|nt)",
     )
 
 
@@ -205,12 +209,17 @@ def _resolve_columns(
                 )
             return 0, 1, 2
         if not all(isinstance(w, int) for w in wanted):
-            raise builder.fail(1, "the file has no header row, so --head/--relation/--tail must be column numbers")
+            raise builder.fail(
+                1, "the file has no header row, so --head/--relation/--tail must be column numbers"
+            )
         return wanted  # type: ignore[return-value]
     lowered = [h.strip().lower() for h in header]
     indices = []
-    for choice, synonyms, what in ((head, _HEAD_NAMES, "head"), (relation, _REL_NAMES, "relation"),
-                                   (tail, _TAIL_NAMES, "tail")):
+    for choice, synonyms, what in (
+        (head, _HEAD_NAMES, "head"),
+        (relation, _REL_NAMES, "relation"),
+        (tail, _TAIL_NAMES, "tail"),
+    ):
         if isinstance(choice, int):
             idx = choice
         elif choice is not None:
@@ -421,7 +430,9 @@ def load_file(
     return builder.build()
 
 
-def load_dataframe(df: Any, head: str = "head", relation: str = "relation", tail: str = "tail") -> KnowledgeGraph:
+def load_dataframe(
+    df: Any, head: str = "head", relation: str = "relation", tail: str = "tail"
+) -> KnowledgeGraph:
     """Build a KG from a pandas DataFrame; errors name the row as ``<DataFrame>:ROW`` (1-based)."""
     builder = TripleBuilder(source="<DataFrame>")
     columns = [str(c) for c in df.columns]
@@ -513,8 +524,10 @@ def _write_triples(kg: KnowledgeGraph, tmp: Path, fmt: str, opener: Any) -> None
                 fh.write(json.dumps({"head": h, "relation": r, "tail": t}, ensure_ascii=False) + "\n")
         elif fmt == "nt":
             for h, r, t in triples:
-                fh.write(f"<{_NT_BASE}e/{quote(h, safe='')}> <{_NT_BASE}r/{quote(r, safe='')}> "
-                         f"<{_NT_BASE}e/{quote(t, safe='')}> .\n")
+                fh.write(
+                    f"<{_NT_BASE}e/{quote(h, safe='')}> <{_NT_BASE}r/{quote(r, safe='')}> "
+                    f"<{_NT_BASE}e/{quote(t, safe='')}> .\n"
+                )
         else:
             raise ValueError(f"unknown format {fmt!r}")
 

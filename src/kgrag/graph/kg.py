@@ -130,7 +130,7 @@ class KnowledgeGraph:
 
     @property
     def num_triples(self) -> int:
-        return int(len(self.heads))
+        return len(self.heads)
 
     def __repr__(self) -> str:
         return (
