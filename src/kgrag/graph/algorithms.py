@@ -38,7 +38,7 @@ class Paths:
     truncated: bool = False
 
     def __len__(self) -> int:
-        return int(len(self.lengths))
+        return len(self.lengths)
 
     def __iter__(self) -> Iterator[tuple[list[int], list[int]]]:
         for i in range(len(self)):
@@ -103,8 +103,12 @@ class RankedNodes:
 
 # ---------------------------------------------------------------------- primitives
 def _as_ids(ids: IdsLike | int, n: int, what: str = "entity") -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(list(ids) if not isinstance(ids, (np.ndarray, list, tuple, int, np.integer))
-                                   else ids, dtype=np.int64))
+    arr = np.atleast_1d(
+        np.asarray(
+            list(ids) if not isinstance(ids, (np.ndarray, list, tuple, int, np.integer)) else ids,
+            dtype=np.int64,
+        )
+    )
     if arr.ndim != 1:
         raise ValueError(f"{what} ids must be a 1-d array")
     if len(arr) and (arr.min() < 0 or arr.max() >= n):
@@ -233,9 +237,19 @@ def follow_relation_path(
         frontier = np.unique(dst)
     reached = frontier.astype(np.int32)
     if not rel_ids:
-        return RelationPathResult(reached, Paths(sources[:, None].astype(np.int32),
-                                                 np.empty((len(sources), 0), np.int64),
-                                                 np.zeros(len(sources), np.int32)))
+        # Fix: the empty relation path used to return every source as a path, ignoring ``max_paths``.
+        truncated = len(sources) > max_paths
+        kept = sources[:max_paths]
+        return RelationPathResult(
+            reached,
+            Paths(
+                kept[:, None].astype(np.int32),
+                np.empty((len(kept), 0), np.int64),
+                np.zeros(len(kept), np.int32),
+                truncated,
+            ),
+            truncated,
+        )
     alive = frontier
     for i in range(len(steps) - 1, -1, -1):  # backward pruning of dead ends
         src, dst, tids = steps[i]
@@ -317,8 +331,13 @@ def shortest_path_lengths(
     from scipy.sparse.csgraph import dijkstra
 
     graph, _ = _weighted_graph(kg, weights, direction, rel_filter)
-    return dijkstra(graph, directed=True, indices=sources, min_only=True,
-                    limit=np.inf if max_length is None else float(max_length))
+    return dijkstra(
+        graph,
+        directed=True,
+        indices=sources,
+        min_only=True,
+        limit=np.inf if max_length is None else float(max_length),
+    )
 
 
 def shortest_paths(
@@ -370,8 +389,9 @@ def shortest_paths(
             owner, idx, target_of = owner[keep], idx[keep], tgt[keep]
             nodes = np.hstack([nodes[owner], parent[idx][:, None]])
             edges = np.hstack([edges[owner], tids[idx][:, None]])
-        groups.append(Paths(nodes[:, ::-1].astype(np.int32), edges[:, ::-1].copy(),
-                            np.full(len(nodes), depth, np.int32)))
+        groups.append(
+            Paths(nodes[:, ::-1].astype(np.int32), edges[:, ::-1].copy(), np.full(len(nodes), depth, np.int32))
+        )
     result = Paths.concat(groups)
     if len(result) > max_paths:
         result = Paths(result.nodes[:max_paths], result.edges[:max_paths], result.lengths[:max_paths], True)
@@ -642,7 +662,9 @@ def seppr(
 def _top_k(scores: np.ndarray, k: int | None) -> np.ndarray:
     positive = np.flatnonzero(scores > 0)
     if k is not None and k < len(positive):
-        part = positive[np.argpartition(-scores[positive], k - 1)[:k]]
-    else:
-        part = positive
-    return part[np.lexsort((part, -scores[part]))]
+        # Fix: argpartition alone picks an arbitrary subset among entities tied with the k-th score, so
+        # top_k was not a prefix of the full (score desc, id asc) ranking; keep every tie, sort, then cut.
+        kth = scores[positive[np.argpartition(-scores[positive], k - 1)[k - 1]]]
+        part = positive[scores[positive] >= kth]
+        return part[np.lexsort((part, -scores[part]))][:k]
+    return positive[np.lexsort((positive, -scores[positive]))]

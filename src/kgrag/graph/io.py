@@ -209,9 +209,7 @@ def _resolve_columns(
                 )
             return 0, 1, 2
         if not all(isinstance(w, int) for w in wanted):
-            raise builder.fail(
-                1, "the file has no header row, so --head/--relation/--tail must be column numbers"
-            )
+            raise builder.fail(1, "the file has no header row, so --head/--relation/--tail must be column numbers")
         return wanted  # type: ignore[return-value]
     lowered = [h.strip().lower() for h in header]
     indices = []
@@ -229,9 +227,7 @@ def _resolve_columns(
         else:
             idx = next((lowered.index(s) for s in synonyms if s in lowered), -1)
             if idx < 0:
-                raise builder.fail(
-                    1, f"no {what} column found among {', '.join(header)}; pass --{what} COLUMN"
-                )
+                raise builder.fail(1, f"no {what} column found among {', '.join(header)}; pass --{what} COLUMN")
         if not 0 <= idx < len(header):
             raise builder.fail(1, f"{what} column {idx} out of range (the file has {len(header)} columns)")
         indices.append(idx)
@@ -430,9 +426,7 @@ def load_file(
     return builder.build()
 
 
-def load_dataframe(
-    df: Any, head: str = "head", relation: str = "relation", tail: str = "tail"
-) -> KnowledgeGraph:
+def load_dataframe(df: Any, head: str = "head", relation: str = "relation", tail: str = "tail") -> KnowledgeGraph:
     """Build a KG from a pandas DataFrame; errors name the row as ``<DataFrame>:ROW`` (1-based)."""
     builder = TripleBuilder(source="<DataFrame>")
     columns = [str(c) for c in df.columns]

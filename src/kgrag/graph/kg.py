@@ -117,6 +117,8 @@ class KnowledgeGraph:
         #: content checksum of the store this KG was loaded from (None when built in memory); derived
         #: artefacts (indexes, embedded databases) are keyed by it.
         self.checksum: str | None = None
+        #: the store directory this KG was loaded from; derived artefacts are saved next to it
+        self.store_path: Path | None = None
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -234,9 +236,7 @@ class KnowledgeGraph:
         """Resolve relation names or ids to an int array (``None`` stays ``None``: no filter)."""
         if names is None:
             return None
-        return np.array(
-            [n if isinstance(n, (int, np.integer)) else self.relation_id(n) for n in names], dtype=np.int64
-        )
+        return np.array([n if isinstance(n, (int, np.integer)) else self.relation_id(n) for n in names], dtype=np.int64)
 
     def adjacency(self, direction: Direction = "both", relations: np.ndarray | None = None) -> sp.csr_matrix:
         """Entity × entity sparse matrix whose entries count edges (cached when unfiltered).
@@ -311,9 +311,7 @@ class KnowledgeGraph:
         return load_file(path, format=format, **options)
 
     @classmethod
-    def from_pandas(
-        cls, df: Any, head: str = "head", relation: str = "relation", tail: str = "tail"
-    ) -> KnowledgeGraph:
+    def from_pandas(cls, df: Any, head: str = "head", relation: str = "relation", tail: str = "tail") -> KnowledgeGraph:
         from kgrag.graph.io import load_dataframe
 
         return load_dataframe(df, head=head, relation=relation, tail=tail)

@@ -102,9 +102,7 @@ def save_kg(kg: KnowledgeGraph, directory: str | Path) -> Path:
 def read_manifest(directory: str | Path) -> dict:
     path = Path(directory) / MANIFEST
     if not path.exists():
-        raise KGStoreError(
-            f"{directory}: not a kgrag KG store (no {MANIFEST}); create one with `kgrag ingest`"
-        )
+        raise KGStoreError(f"{directory}: not a kgrag KG store (no {MANIFEST}); create one with `kgrag ingest`")
     try:
         manifest = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
@@ -134,9 +132,7 @@ def load_kg(directory: str | Path, *, verify: bool = True) -> KnowledgeGraph:
     relations = _read_names(directory / "relations.txt", manifest["relations"])
     aliases = {int(k): v for k, v in json.loads((directory / "aliases.json").read_text("utf-8")).items()}
     if len(arrays["heads"]) != manifest["triples"]:
-        raise KGStoreError(
-            f"{directory}: expected {manifest['triples']} triples, found {len(arrays['heads'])}"
-        )
+        raise KGStoreError(f"{directory}: expected {manifest['triples']} triples, found {len(arrays['heads'])}")
     kg = KnowledgeGraph(
         entities,
         relations,
@@ -148,4 +144,5 @@ def load_kg(directory: str | Path, *, verify: bool = True) -> KnowledgeGraph:
         _index=(arrays["out_indptr"], arrays["in_indptr"], arrays["in_edges"]),
     )
     kg.checksum = manifest["checksum"]
+    kg.store_path = directory.resolve()
     return kg

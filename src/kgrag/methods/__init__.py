@@ -1,0 +1,13 @@
+"""KGQA methods, registered by name: ``kgrag.methods.get("llm")``."""
+
+from __future__ import annotations
+
+from kgrag.methods import baselines as _baselines  # noqa: F401 - registers the baselines
+from kgrag.methods.base import Method, MethodConfig, Trace, registry
+
+
+def get(name: str) -> type[Method]:
+    return registry.get(name)
+
+
+__all__ = ["Method", "MethodConfig", "Trace", "get", "registry"]

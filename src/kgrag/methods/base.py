@@ -1,0 +1,102 @@
+"""The Method base class: tracing, accounting, timing and the typed Answer live here, once.
+
+A method implements :meth:`Method._answer` (and :meth:`Method.retrieve` when it can gather evidence without
+an LLM); :meth:`Method.answer` wraps it so every method reports the same things the same way (template method).
+LLM failures never reach the user as exceptions: the answer carries ``error`` instead.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from kgrag.errors import LLMError
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.models.accounting import track_usage
+from kgrag.models.llm.base import LLM
+from kgrag.registry import Registry
+from kgrag.types import Answer, Evidence, Step, Usage
+
+
+class MethodConfig(BaseModel):
+    """Hyper-parameters of a method; subclasses add fields with the paper's defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Trace:
+    """Collects :class:`Step` records while a method runs."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    @contextmanager
+    def step(self, name: str, **inputs: Any) -> Iterator[Step]:
+        record = Step(name=name, inputs=inputs)
+        start = time.perf_counter()
+        with track_usage() as calls:
+            try:
+                yield record
+            finally:
+                record.seconds = round(time.perf_counter() - start, 4)
+                record.llm_calls = len(calls)
+                self.steps.append(record)
+
+
+class Method(ABC):
+    """A KGQA method over a KnowledgeGraph. Subclasses set ``name`` and ``Config`` and implement ``_answer``."""
+
+    name: ClassVar[str] = "method"
+    needs_llm: ClassVar[bool] = True
+    Config: ClassVar[type[MethodConfig]] = MethodConfig
+
+    def __init__(self, kg: KnowledgeGraph, llm: LLM | None = None, embedder: Any = None, **config: Any) -> None:
+        self.kg = kg
+        self.llm = llm
+        self.embedder = embedder
+        self.config = self.Config(**config)
+
+    def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
+        """Evidence for ``question`` without the final LLM call (empty for methods that retrieve nothing)."""
+        return []
+
+    def answer(self, question: str, topic_entities: Sequence[str] | None = None) -> Answer:
+        if self.needs_llm and self.llm is None:
+            raise ValueError(f"method {self.name!r} needs an LLM")
+        trace = Trace()
+        start = time.perf_counter()
+        error = None
+        answers: list[str] = []
+        evidence: list[Evidence] = []
+        with track_usage() as calls:
+            try:
+                answers, evidence = self._answer(question, list(topic_entities or []), trace)
+            except LLMError as exc:
+                error = str(exc)
+        return Answer(
+            question=question,
+            method=self.name,
+            answers=answers,
+            evidence=evidence,
+            grounded=self.is_grounded(evidence),
+            trace=trace.steps,
+            usage=Usage.from_calls(calls, time.perf_counter() - start),
+            error=error,
+        )
+
+    def is_grounded(self, evidence: Sequence[Evidence]) -> bool:
+        """True when there is KG evidence and every triple it cites exists in the KG."""
+        ids = [t for ev in evidence for t in ev.triples]
+        return bool(ids) and all(0 <= t < self.kg.num_triples for t in ids)
+
+    @abstractmethod
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        """Return (answers, evidence); record steps on ``trace``."""
+
+
+registry: Registry[type[Method]] = Registry("method")

@@ -1,0 +1,122 @@
+"""The LLM protocol every backend implements, with accounting and the response cache done once here.
+
+Backends implement :meth:`LLM._generate` only (template method); :meth:`LLM.generate` normalises the input,
+consults the cache, times the call and reports it to :mod:`kgrag.models.accounting`.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgrag.models.accounting import record_call
+from kgrag.models.cache import ResponseCache, cache_key
+from kgrag.types import LLMCall
+
+Messages = list[dict[str, str]]
+
+
+@dataclass
+class Generation:
+    """One completion: text plus what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class GenerationParams:
+    """Decoding settings; ``json_schema`` / ``grammar`` constrain the output where the backend can."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    stop: list[str] = field(default_factory=list)
+    json_schema: dict[str, Any] | None = None
+    grammar: str | None = None
+    seed: int | None = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stop": list(self.stop),
+            "json_schema": self.json_schema,
+            "grammar": self.grammar,
+            "seed": self.seed,
+        }
+
+
+def to_messages(prompt: str | Messages) -> Messages:
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    for msg in prompt:
+        if not isinstance(msg, dict) or "role" not in msg or "content" not in msg:
+            raise ValueError("messages must be dicts with 'role' and 'content'")
+    return [{"role": m["role"], "content": m["content"]} for m in prompt]
+
+
+class LLM(ABC):
+    """Chat LLM. ``model_id`` names the model in results and cache keys (e.g. ``llamacpp:smollm2-135m``)."""
+
+    model_id: str = "llm"
+
+    def __init__(self, *, cache: ResponseCache | None = None) -> None:
+        self.cache = cache
+
+    def generate(
+        self,
+        prompt: str | Messages,
+        *,
+        name: str = "raw",
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        grammar: str | None = None,
+        seed: int | None = 0,
+    ) -> Generation:
+        """Complete ``prompt`` (a string or chat messages). ``name`` is the prompt's name for accounting."""
+        messages = to_messages(prompt)
+        params = GenerationParams(max_tokens, temperature, list(stop or []), json_schema, grammar, seed)
+        key = None
+        if self.cache is not None:
+            key = cache_key(self.model_id, messages, params.as_dict())
+            hit = self.cache.get(key)
+            if hit is not None:
+                gen = Generation(hit[0], hit[1], hit[2], 0.0, cached=True)
+                self._record(name, gen)
+                return gen
+        start = time.perf_counter()
+        gen = self._generate(messages, params)
+        gen.seconds = time.perf_counter() - start
+        if self.cache is not None and key is not None:
+            self.cache.put(key, gen.text, gen.prompt_tokens, gen.completion_tokens)
+        self._record(name, gen)
+        return gen
+
+    def _record(self, name: str, gen: Generation) -> None:
+        record_call(
+            LLMCall(
+                prompt=name,
+                model=self.model_id,
+                prompt_tokens=gen.prompt_tokens,
+                completion_tokens=gen.completion_tokens,
+                seconds=round(gen.seconds, 4),
+                cached=gen.cached,
+            )
+        )
+
+    @abstractmethod
+    def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
+        """Produce one completion (``seconds`` is filled in by the caller)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (model memory, HTTP pools)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model_id!r})"

@@ -1,0 +1,80 @@
+"""Typed, JSON-serialisable results that every method returns (see docs/DESIGN.md, "Core types")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class LLMCall(BaseModel):
+    """One LLM call as the accounting layer saw it."""
+
+    prompt: str = Field(description="prompt name (file under kgrag/prompts) or 'raw'")
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+
+
+class Usage(BaseModel):
+    """Aggregated cost of answering one question."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
+    seconds: float = 0.0
+    cached_calls: int = 0
+    calls: list[LLMCall] = Field(default_factory=list)
+
+    @classmethod
+    def from_calls(cls, calls: list[LLMCall], seconds: float = 0.0) -> Usage:
+        return cls(
+            llm_calls=len(calls),
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            llm_seconds=round(sum(c.seconds for c in calls), 4),
+            seconds=round(seconds, 4),
+            cached_calls=sum(c.cached for c in calls),
+            calls=list(calls),
+        )
+
+
+class Evidence(BaseModel):
+    """A triple or a path from the KG, with where it came from.
+
+    ``entities``/``relations`` alternate along the path (``len(entities) == len(relations) + 1``);
+    ``triples`` are KG triple ids when the evidence comes from the KG itself (empty for e.g. Cypher rows).
+    """
+
+    text: str
+    entities: list[str] = Field(default_factory=list)
+    relations: list[str] = Field(default_factory=list)
+    triples: list[int] = Field(default_factory=list)
+    score: float | None = None
+    source: str = Field(default="", description="the step that found it, e.g. 'path', 'cypher', 'scoring'")
+
+
+class Step(BaseModel):
+    """One step of a method's trace: what went in, what came out, how long it took."""
+
+    name: str
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+    llm_calls: int = 0
+
+
+class Answer(BaseModel):
+    """What ``Method.answer`` returns."""
+
+    question: str
+    method: str
+    answers: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    grounded: bool = False
+    trace: list[Step] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None

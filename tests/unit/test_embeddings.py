@@ -1,0 +1,83 @@
+"""Embedders give sensible unit vectors; the per-KG cache embeds everything exactly once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.models.embeddings.kg_cache import KGEmbeddings
+from kgrag.models.rerankers import EmbeddingReranker, load_reranker
+from tests.conftest import MOVIES
+
+
+@pytest.fixture(scope="module", params=["minilm", "static"])
+def embedder(request):
+    return load_embedder(request.param)
+
+
+def test_unit_vectors_and_semantics(embedder):
+    texts = [
+        "Heat was directed by Michael Mann",
+        "Michael Mann directed the film Heat",
+        "the recipe needs two eggs and flour",
+    ]
+    vecs = embedder.encode(texts)
+    assert vecs.shape == (3, embedder.dim) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2
+    assert embedder.encode([]).shape == (0, embedder.dim)
+
+
+def test_batching_does_not_change_vectors(embedder):
+    texts = ["a", "a much longer text about films, directors and the actors who starred in them", "Kismet"]
+    together = embedder.encode(texts, batch_size=8)
+    alone = np.vstack([embedder.encode([t]) for t in texts])
+    assert np.abs(together - alone).max() < 2e-2  # int8 activations are quantised per batch
+
+
+def test_static_matches_model2vec():
+    model2vec = pytest.importorskip("model2vec")
+    from kgrag.models.embeddings.static import _default_dir
+
+    texts = ["Heat directed by Michael Mann", "Amélie", "東京物語", "x"]
+    ours = load_embedder("static").encode(texts)
+    theirs = model2vec.StaticModel.from_pretrained(str(_default_dir())).encode(texts)
+    assert np.abs(ours - theirs).max() < 1e-3
+
+
+class CountingEmbedder(Embedder):
+    """Wraps an embedder and counts the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.id, self.dim, self.seen = inner, "counting-" + inner.id, inner.dim, []
+
+    def _encode(self, texts, batch_size):
+        self.seen.extend(texts)
+        return self.inner._encode(texts, batch_size)
+
+
+def test_kg_embeddings_cached_on_disk_and_lazy_for_triples(tmp_path):
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    counter = CountingEmbedder(load_embedder("static"))
+    cache = KGEmbeddings(kg, counter)
+    ents = cache.entities()
+    assert ents.shape == (kg.num_entities, counter.dim) and len(counter.seen) == kg.num_entities
+    assert KGEmbeddings(kg, counter).entities().shape == ents.shape  # second instance: read from disk
+    assert len(counter.seen) == kg.num_entities
+    first = cache.triples(np.array([0, 1, 2]))
+    again = KGEmbeddings(kg, counter).triples(np.array([2, 1, 0, 3]))
+    assert len(counter.seen) == kg.num_entities + 4  # triple 3 was the only new one
+    assert np.allclose(again[:3], first[::-1])
+    # a different KG in the same store directory invalidates the cache
+    other = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES[:3]).save(tmp_path / "kg"))
+    assert KGEmbeddings(other, counter).entities().shape[0] == other.num_entities
+
+
+def test_reranker_orders_by_relevance():
+    reranker = load_reranker("cosine:static")
+    assert isinstance(reranker, EmbeddingReranker)
+    passages = ["the recipe needs eggs", "Heat directed by Michael Mann", "Heat starred Al Pacino"]
+    top = reranker.top_k("who directed Heat", passages, 2)
+    assert top[0] == 1 and len(top) == 2
