@@ -247,6 +247,34 @@ def ask(
     )
 
 
+@app.command()
+def link(
+    kg_dir: KGDir,
+    text: Annotated[str | None, typer.Argument(help="Text to find entity mentions in.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="One text per line.")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=50, help="Candidates per mention.")] = 3,
+    as_json: JsonOpt = False,
+) -> None:
+    """Entity mentions in TEXT (or each line of --file) and their candidate entities with scores."""
+    from kgrag.linking import HybridLinker
+
+    if (text is None) == (file is None):
+        raise typer.BadParameter("give either TEXT or --file F")
+    texts = [text] if text is not None else file.read_text("utf-8").splitlines()  # type: ignore[union-attr]
+    linker = HybridLinker(_load(kg_dir), m=k)
+    for line in texts:
+        result = linker.link_text(line, k)
+        if as_json:
+            _print_json(result.as_json())
+            continue
+        console.print(f"[bold]{line}[/bold]" if line else "[dim](empty)[/dim]", highlight=False)
+        if not result.mentions:
+            console.print(f"  [dim]{result.reason}[/dim]")
+        for span in result.mentions:
+            cands = ", ".join(f"{c.name} ({c.score:.2f})" for c in span.candidates)
+            console.print(f"  {span.text!r} [{span.start}:{span.end}] → {cands}", markup=False, highlight=False)
+
+
 models_app = typer.Typer(help="Local GGUF models shipped in PyPI packages.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 

@@ -1,0 +1,149 @@
+"""The real local runtime: llama-cpp-python with the SmolLM2 test model, directly and behind its
+OpenAI-compatible server. SmolLM2 is only a plumbing model: these tests check mechanics, not answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from kgrag.models import manager
+from kgrag.models.accounting import track_usage
+from kgrag.models.llm import load_llm
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def smollm_path():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python (kgrag[local]) is not installed")
+    model = manager.get_model(manager.TEST_MODEL)
+    if not model.installed():
+        pytest.skip("the SmolLM2 test model is not installed: run `kgrag models setup smollm2-135m`")
+    return manager.setup(manager.TEST_MODEL, install=False)
+
+
+def test_llamacpp_generate_counts_tokens(smollm_path):
+    llm = load_llm(f"llamacpp:{manager.TEST_MODEL}")
+    with track_usage() as calls:
+        gen = llm.generate("What is the capital of France? Answer with one word.", max_tokens=12, name="probe")
+    assert gen.text.strip()
+    assert 0 < gen.completion_tokens <= 12 and gen.prompt_tokens > 5
+    assert [c.prompt for c in calls] == ["probe"] and calls[0].seconds > 0
+
+
+def test_llamacpp_constrained_output(smollm_path):
+    llm = load_llm(f"llamacpp:{manager.TEST_MODEL}")
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    gen = llm.generate("Name a city in France as JSON.", json_schema=schema, max_tokens=40)
+    assert isinstance(json.loads(gen.text)["city"], str)
+    gen = llm.generate("Is Paris in France? Answer yes or no.", grammar='root ::= "yes" | "no"', max_tokens=4)
+    assert gen.text in ("yes", "no")
+
+
+def test_llamacpp_context_overflow_is_a_clear_error(smollm_path):
+    from kgrag.errors import LLMError
+
+    llm = load_llm(f"llamacpp:{manager.TEST_MODEL}", n_ctx=256)
+    with pytest.raises(LLMError, match="context window"):
+        llm.generate("word " * 600, max_tokens=4)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(smollm_path):
+    pytest.importorskip("uvicorn", reason="llama-cpp-python[server] is not installed")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(smollm_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_threads",
+            "2",
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 90
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"llama_cpp.server did not start: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_openai_backend_against_real_server(llama_server):
+    llm = load_llm(f"openai:smollm2@{llama_server}", timeout=60, max_retries=1)
+    with track_usage() as calls:
+        gen = llm.generate(
+            [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Say hello."}],
+            max_tokens=10,
+            name="hello",
+        )
+    assert gen.text.strip() and 0 < gen.completion_tokens <= 10 and gen.prompt_tokens > 0
+    assert calls[0].model == f"openai:smollm2@{llama_server}"
+
+
+def test_cli_ask_llm_baseline_json(smollm_path, tmp_path):
+    from kgrag.graph.kg import KnowledgeGraph
+    from tests.conftest import MOVIES
+
+    store = KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgrag",
+            "ask",
+            str(store),
+            "Who directed Heat?",
+            "--method",
+            "llm",
+            "--llm",
+            f"llamacpp:{manager.TEST_MODEL}",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["method"] == "llm" and isinstance(answer["answers"], list)
+    assert answer["usage"]["llm_calls"] == 1 and answer["usage"]["prompt_tokens"] > 0
+    assert answer["error"] is None

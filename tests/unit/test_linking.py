@@ -1,0 +1,121 @@
+"""Entity linking: normalisation, exact/fuzzy/embedding/soft linking, mention finding, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.linking import HybridLinker, NameIndex, normalize
+from kgrag.linking.embedding import EmbeddingLinker
+
+TRIPLES = [
+    ("Heat", "directed_by", "Michael Mann"),
+    ("Heat", "starred_actors", "Al Pacino"),
+    ("The Insider", "starred_actors", "Al Pacino"),
+    ("The Insider", "directed_by", "Michael Mann"),
+    ("Dog Nail Clipper", "starred_actors", "Peter Franzén"),
+    ("Police", "directed_by", "Maurice Pialat"),
+    ("Some Film", "has_tags", "police"),
+    ("Some Mother's Son", "directed_by", "Terry George"),
+    ("It", "directed_by", "Andy Muschietti"),
+    ("Temuera_Morrison", "starred_in", "Once Were Warriors"),
+]
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    store = KnowledgeGraph.from_triples(TRIPLES).save(tmp_path_factory.mktemp("kg") / "kg")
+    return KnowledgeGraph.load(store)
+
+
+@pytest.fixture(scope="module")
+def linker(kg):
+    return HybridLinker(kg)
+
+
+def test_normalize():
+    assert normalize("Peter_Franzén!") == "peter franzen"
+    assert normalize("Some Mother's Son") == "some mother s son"
+    assert normalize("  ") == ""
+
+
+def test_exact_prefers_verbatim_case(kg):
+    names = NameIndex.of(kg)
+    assert [c.name for c in names.exact("Police")] == ["Police", "police"]
+    assert names.exact("police")[0].name == "police"
+    assert names.exact("peter franzen")[0].name == "Peter Franzén"
+    assert names.exact("Temuera Morrison")[0].name == "Temuera_Morrison"
+
+
+def test_find_mentions_without_brackets(linker):
+    def first(q):
+        spans = linker.find_mentions(q)
+        return spans[0].candidates[0].name if spans else None
+
+    assert first("what films did Al Pacino star in") == "Al Pacino"
+    assert first("which languages are spoken in the films directed by the director of Some Mother's Son") == (
+        "Some Mother's Son"
+    )
+    assert first("what does Peter Franzen appear in") == "Peter Franzén"
+    assert first("who directed Police") == "Police"
+    assert first("who directed It") == "It"
+    spans = linker.find_mentions("did it rain when Michael Mann shot Heat")
+    assert [s.text for s in spans] == ["Michael Mann", "Heat"]  # 'it' is a stop word in lower case
+    assert (spans[0].start, spans[0].end) == (17, 29)
+
+
+def test_typos_fall_back_to_fuzzy(linker):
+    assert linker.link("Micheal Man")[0].name == "Michael Mann"
+    spans = linker.find_mentions("what movies did Temura Morison act in")
+    assert spans and spans[0].candidates[0].name == "Temuera_Morrison"
+    assert 0.5 < spans[0].candidates[0].score < 0.98
+
+
+def test_link_scores_order_exact_above_fuzzy(linker):
+    cands = linker.link("Heat", k=3)
+    assert cands[0].name == "Heat" and cands[0].score == 1.0
+    assert all(c.score < 1.0 for c in cands[1:])
+
+
+def test_bad_input_gives_reasons_not_exceptions(linker):
+    assert linker.link_text("").reason == "empty text"
+    assert linker.link_text("   ").mentions == []
+    result = linker.link_text("zzzz qqqq xxxx")
+    assert result.mentions == [] and "no entity" in result.reason
+    assert linker.link("") == [] and linker.link("   ") == []
+    assert result.as_json() == {"text": "zzzz qqqq xxxx", "mentions": [], "reason": result.reason}
+
+
+def test_embedding_and_soft_linking(kg):
+    emb = EmbeddingLinker(kg)
+    ids, sims = emb.search("Michael Mann", 3)
+    assert kg.entities[ids[0]] == "Michael Mann" and sims[0] > 0.99
+    soft = emb.soft_link("Michael Mann", k=5, sigma=0.1)
+    assert abs(sum(soft.values()) - 1) < 1e-9
+    assert max(soft, key=soft.get) == kg.entity_id("Michael Mann")
+    wide = emb.soft_link("Michael Mann", k=5, sigma=10.0)  # a wide kernel spreads the weight
+    assert len(wide) == 5 and max(wide.values()) < 0.5
+    # the index was saved next to the store and is reused
+    assert (kg.store_path / "embeddings" / emb.embedder.id / "entities.faiss").exists()
+    again = EmbeddingLinker(kg)
+    assert np.array_equal(again.search("Heat", 2)[0], emb.search("Heat", 2)[0])
+
+
+def test_cli_link_json_contract(kg):
+    proc = subprocess.run(
+        [sys.executable, "-m", "kgrag", "link", str(kg.store_path), "who directed Heat", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    obj = json.loads(proc.stdout)
+    assert obj == {
+        "text": "who directed Heat",
+        "mentions": [{"text": "Heat", "start": 13, "end": 17, "candidates": [{"entity": "Heat", "score": 1.0}]}],
+    }
