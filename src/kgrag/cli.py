@@ -275,6 +275,106 @@ def link(
             console.print(f"  {span.text!r} [{span.start}:{span.end}] → {cands}", markup=False, highlight=False)
 
 
+@app.command("eval")
+def eval_command(
+    kg_dir: KGDir,
+    dataset: Annotated[list[str], typer.Option("--dataset", "-d", help="metaqa:F | jsonl:F | text2cypher:F (repeat)")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Comma-separated method names.")] = "llm",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("eval-out"),
+    llm: LLMOpt = None,
+    limit: Annotated[int | None, typer.Option(help="First N questions per group.")] = None,
+    sample: Annotated[int | None, typer.Option(help="N random questions per group.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    retrieval_only: Annotated[bool, typer.Option("--retrieval-only", help="No LLM: evaluate the evidence.")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="Questions in parallel.")] = 1,
+    processes: Annotated[bool, typer.Option(help="Use processes (CPU-bound retrieval) instead of threads.")] = False,
+    cache: Annotated[Path | None, typer.Option(help="LLM response cache (default: OUT/llm-cache.sqlite).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run methods over a question set; writes results.jsonl per method, summary.json, report.md and plots."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kgrag.eval.datasets import load_datasets, select
+    from kgrag.eval.report import write_report
+    from kgrag.eval.runner import evaluate_method, summarise
+    from kgrag.methods import get as get_method
+    from kgrag.models.llm import load_llm
+
+    names = [m.strip() for m in method.split(",") if m.strip()]
+    classes = {n: get_method(n) for n in names}
+    kg = _load(kg_dir)
+    examples = select(load_datasets(dataset), limit=limit, sample=sample, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    model = None
+    if not retrieval_only and any(c.needs_llm for c in classes.values()):
+        model = load_llm(llm, cache=cache or out / "llm-cache.sqlite")
+    rows_by_method: dict[str, list] = {}
+    summary: dict[str, dict] = {}
+    for name in names:
+        running = {"n": 0, "score": 0.0}
+        metric = "answer_recall" if retrieval_only else "hit@1"
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[metric]}"),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task(name, total=len(examples), metric="")
+
+            def on_result(row: dict, task=task, progress=progress, running=running, metric=metric) -> None:
+                running["n"] += 1
+                running["score"] += row[metric]
+                progress.update(task, advance=1, metric=f"{metric} {running['score'] / running['n']:.3f}")
+
+            rows = evaluate_method(
+                kg,
+                name,
+                examples,
+                out,
+                llm=model,
+                retrieval_only=retrieval_only,
+                workers=workers,
+                processes=processes,
+                on_result=on_result,
+            )
+        rows_by_method[name] = rows
+        summary[name] = summarise(rows)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    selection = (
+        f"sample {sample} per group (seed {seed})" if sample else (f"first {limit} per group" if limit else "all")
+    )
+    report = write_report(
+        out,
+        rows_by_method,
+        {
+            "kg": str(kg_dir),
+            "datasets": dataset,
+            "llm": "none" if model is None else model.model_id,
+            "retrieval_only": retrieval_only,
+            "selection": selection,
+        },
+    )
+    if as_json:
+        _print_json(summary)
+        return
+    table = Table("method", "n", "hit@1", "hit", "f1", "answer_recall", "evidence", "LLM calls", "s/question", "errors")
+    for name, s in summary.items():
+        table.add_row(
+            name,
+            str(s.get("n", 0)),
+            *(f"{s.get(k, 0):.3f}" for k in ("hit@1", "hit", "f1", "answer_recall")),
+            f"{s.get('evidence_triples', 0):.1f}",
+            f"{s.get('llm_calls', 0):.2f}",
+            f"{s.get('seconds_per_question', 0):.3f}",
+            str(s.get("errors", 0)),
+        )
+    console.print(table)
+    console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
+
+
 models_app = typer.Typer(help="Local GGUF models shipped in PyPI packages.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 

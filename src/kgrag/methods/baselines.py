@@ -42,3 +42,14 @@ class LLMOnly(Method):
             answers = ask_for_answers(self, "llm_answer", question=question)
             step.outputs["answers"] = answers
         return answers, []
+
+
+@registry.register("noop")
+class NoOp(Method):
+    """Retrieves and answers nothing: measures the evaluation harness's own overhead."""
+
+    name = "noop"
+    needs_llm = False
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        return [], []

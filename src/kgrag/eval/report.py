@@ -1,0 +1,116 @@
+"""report.md (methods × metrics with 95% bootstrap CIs) and PNG plots next to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgrag.eval.runner import bootstrap_ci
+
+TABLE_METRICS = ("hit@1", "hit", "em", "f1", "answer_recall", "evidence_triples", "llm_calls", "seconds")
+
+
+def _fmt(values: list[float], metric: str) -> str:
+    mean = float(np.mean(values)) if values else 0.0
+    if metric in ("evidence_triples", "llm_calls", "seconds"):
+        return f"{mean:.2f}" if metric != "evidence_triples" else f"{mean:.1f}"
+    low, high = bootstrap_ci(values)
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> Path:
+    lines = [
+        "# kgrag evaluation report",
+        "",
+        f"- KG: `{meta.get('kg')}`",
+        f"- datasets: {', '.join(f'`{d}`' for d in meta.get('datasets', []))}",
+        f"- LLM: `{meta.get('llm')}`" + (" (retrieval only: no LLM calls)" if meta.get("retrieval_only") else ""),
+        f"- selection: {meta.get('selection')}",
+        "",
+        "Means with 95% bootstrap confidence intervals (1,000 resamples).",
+        "",
+        "| method | n | " + " | ".join(TABLE_METRICS) + " | errors |",
+        "|---|---|" + "---|" * len(TABLE_METRICS) + "---|",
+    ]
+    for method, rows in rows_by_method.items():
+        cells = [_fmt([r[m] for r in rows], m) for m in TABLE_METRICS]
+        errors = sum(1 for r in rows if r.get("error"))
+        lines.append(f"| {method} | {len(rows)} | " + " | ".join(cells) + f" | {errors} |")
+    groups = sorted({r["group"] for rows in rows_by_method.values() for r in rows})
+    if len(groups) > 1:
+        lines += [
+            "",
+            "## By group",
+            "",
+            "| method | group | n | hit@1 | f1 | answer_recall | evidence_triples |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for method, rows in rows_by_method.items():
+            for g in groups:
+                sub = [r for r in rows if r["group"] == g]
+                if sub:
+                    cells = [_fmt([r[m] for r in sub], m) for m in ("hit@1", "f1", "answer_recall", "evidence_triples")]
+                    lines.append(f"| {method} | {g} | {len(sub)} | " + " | ".join(cells) + " |")
+    plots = write_plots(out_dir, rows_by_method)
+    if plots:
+        lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
+    else:
+        lines += ["", "(plots skipped: matplotlib is not installed — pip install 'kgrag[eval]')"]
+    path = out_dir / "report.md"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+def write_plots(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    methods = list(rows_by_method)
+    paths = []
+    retrieval_only = all(r["llm_calls"] == 0 for rows in rows_by_method.values() for r in rows)
+    metric = "answer_recall" if retrieval_only else "hit@1"
+
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(methods) + 2), 3.5))
+    means = [np.mean([r[metric] for r in rows_by_method[m]]) for m in methods]
+    cis = [bootstrap_ci([r[metric] for r in rows_by_method[m]]) for m in methods]
+    err = np.array([[mu - lo for mu, (lo, _) in zip(means, cis)], [hi - mu for mu, (_, hi) in zip(means, cis)]])
+    ax.bar(methods, means, yerr=np.maximum(err, 0), capsize=4, color="#4C72B0")
+    ax.set_ylabel(metric)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"{metric} by method (95% CI)")
+    fig.tight_layout()
+    paths.append(out_dir / "accuracy_by_method.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    if not retrieval_only:
+        fig, ax = plt.subplots(figsize=(4.5, 3.5))
+        for m in methods:
+            rows = rows_by_method[m]
+            ax.scatter(np.mean([r["llm_calls"] for r in rows]), np.mean([r["hit@1"] for r in rows]), label=m, s=40)
+        ax.set_xlabel("LLM calls per question")
+        ax.set_ylabel("hit@1")
+        ax.legend(fontsize=8)
+        ax.set_title("accuracy vs LLM calls")
+        fig.tight_layout()
+        paths.append(out_dir / "accuracy_vs_llm_calls.png")
+        fig.savefig(paths[-1], dpi=120)
+        plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(methods) + 2), 3.5))
+    ax.boxplot([[max(r["seconds"], 1e-6) for r in rows_by_method[m]] for m in methods], showfliers=True)
+    ax.set_xticks(range(1, len(methods) + 1), methods)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds per question")
+    ax.set_title("latency")
+    fig.tight_layout()
+    paths.append(out_dir / "latency.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    return paths

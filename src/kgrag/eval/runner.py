@@ -1,0 +1,218 @@
+"""``kgrag eval``: run methods over a question set, one JSON line per question, then summarise and report.
+
+Output (a stable contract, see docs/DESIGN.md)::
+
+    OUT/<method>/results.jsonl   one line per question (appended as answered, so an interrupted run resumes)
+    OUT/summary.json             {method: {"n", "hit", "hit@1", "em", "f1", "answer_recall", "evidence_triples",
+                                  "llm_calls", "seconds_per_question", ...}}
+    OUT/report.md (+ PNG plots)  all methods × metrics with 95% bootstrap confidence intervals
+
+A question that fails is recorded with its error and counts as wrong; it never aborts the run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgrag.eval.datasets import Example
+from kgrag.eval.metrics import answer_recall, exact_match, hit, hit_at_1, precision_recall_f1
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.types import Evidence
+
+SUMMARY_KEYS = (
+    "hit",
+    "hit@1",
+    "em",
+    "precision",
+    "recall",
+    "f1",
+    "answer_recall",
+    "evidence_triples",
+    "evidence_tokens",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "seconds",
+)
+
+
+def score_row(
+    ex: Example,
+    predicted: list[str],
+    evidence: Sequence[Evidence],
+    *,
+    llm_calls: int = 0,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    seconds: float = 0.0,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """One results.jsonl line for a question."""
+    precision, recall, f1 = precision_recall_f1(predicted, ex.answers)
+    entities = [name for ev in evidence for name in ev.entities]
+    triple_ids = {t for ev in evidence for t in ev.triples}
+    return {
+        "id": ex.id,
+        "group": ex.group,
+        "question": ex.question,
+        "topic_entities": ex.topic_entities,
+        "gold": ex.answers,
+        "predicted": predicted,
+        "hit": hit(predicted, ex.answers),
+        "hit@1": hit_at_1(predicted, ex.answers),
+        "em": exact_match(predicted, ex.answers),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "answer_recall": answer_recall(entities, ex.answers),
+        "evidence_triples": len(triple_ids) if triple_ids else len(evidence),
+        "evidence_tokens": sum(len(ev.text.split()) for ev in evidence),
+        "llm_calls": llm_calls,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "seconds": round(seconds, 4),
+        "error": error,
+    }
+
+
+def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, Any]:
+    start = time.perf_counter()
+    try:
+        if retrieval_only:
+            evidence = method.retrieve(ex.question, ex.topic_entities)
+            return score_row(ex, [], evidence, seconds=time.perf_counter() - start)
+        answer = method.answer(ex.question, ex.topic_entities)
+        u = answer.usage
+        return score_row(
+            ex,
+            answer.answers,
+            answer.evidence,
+            llm_calls=u.llm_calls,
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            seconds=time.perf_counter() - start,
+            error=answer.error,
+        )
+    except Exception as exc:  # one failing question never aborts an evaluation
+        return score_row(ex, [], [], seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
+
+
+# ---------------------------------------------------------------------- process workers (CPU-bound retrieval)
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(store: str, method_name: str, config: dict[str, Any]) -> None:
+    from kgrag.methods import get as get_method
+
+    kg = KnowledgeGraph.load(store, verify=False)
+    _WORKER["method"] = get_method(method_name)(kg, llm=None, **config)
+
+
+def _worker_run(ex: Example) -> dict[str, Any]:
+    return run_question(_WORKER["method"], ex, True)
+
+
+# ---------------------------------------------------------------------- the run
+def read_results(path: Path) -> dict[str, dict[str, Any]]:
+    """Complete lines of a results file by question id (a torn last line from a crash is ignored)."""
+    rows: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text("utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            rows[row["id"]] = row
+    return rows
+
+
+def evaluate_method(
+    kg: KnowledgeGraph,
+    method_name: str,
+    examples: list[Example],
+    out_dir: Path,
+    *,
+    llm: Any = None,
+    retrieval_only: bool = False,
+    workers: int = 1,
+    processes: bool = False,
+    method_config: dict[str, Any] | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Answer (or retrieve for) every example not already in ``out_dir/<method>/results.jsonl``."""
+    from kgrag.methods import get as get_method
+
+    method_cls = get_method(method_name)
+    config = method_config or {}
+    path = out_dir / method_name / "results.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = read_results(path)
+    todo = [ex for ex in examples if ex.id not in done]
+    if todo:
+        if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+            with open(path, "ab") as fh:  # a crash mid-line: start the next record on its own line
+                fh.write(b"\n")
+        executor: Executor | None = None
+        if processes and retrieval_only and workers > 1 and kg.store_path is not None:
+            executor = ProcessPoolExecutor(
+                workers, initializer=_init_worker, initargs=(str(kg.store_path), method_name, config)
+            )
+            results = executor.map(_worker_run, todo, chunksize=16)
+        else:
+            method = method_cls(kg, llm=None if retrieval_only else llm, **config)
+            if workers > 1:
+                executor = ThreadPoolExecutor(workers)
+                results = executor.map(lambda ex: run_question(method, ex, retrieval_only), todo)
+            else:
+                results = (run_question(method, ex, retrieval_only) for ex in todo)
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                for row in results:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    fh.flush()
+                    done[row["id"]] = row
+                    if on_result:
+                        on_result(row)
+        finally:
+            if executor is not None:
+                executor.shutdown(cancel_futures=True)
+    wanted = {ex.id for ex in examples}
+    return [row for qid, row in done.items() if qid in wanted]
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means of every metric, plus per-group means and the error count."""
+    if not rows:
+        return {"n": 0}
+
+    def means(subset: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": len(subset)}
+        for key in SUMMARY_KEYS:
+            out[key] = round(float(np.mean([r[key] for r in subset])), 4)
+        out["seconds_per_question"] = out.pop("seconds")
+        out["errors"] = sum(1 for r in subset if r.get("error"))
+        return out
+
+    summary = means(rows)
+    groups = sorted({r["group"] for r in rows})
+    if len(groups) > 1:
+        summary["groups"] = {g: means([r for r in rows if r["group"] == g]) for g in groups}
+    return summary
+
+
+def bootstrap_ci(values: Sequence[float], *, resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean."""
+    arr = np.asarray(values, dtype=np.float64)
+    if len(arr) < 2:
+        return (float(arr.mean()) if len(arr) else 0.0,) * 2  # type: ignore[return-value]
+    rng = np.random.default_rng(seed)
+    means = arr[rng.integers(0, len(arr), size=(resamples, len(arr)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
