@@ -1,10 +1,16 @@
-"""Baselines: ``llm`` (question only, no KG)."""
+"""Baselines: ``llm`` (question only, no KG), ``kaping`` (top-K retrieved triples, one call), ``noop``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import cached_property
+
 from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.models.embeddings import Embedder, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import parse_tags, split_items
+from kgrag.retrieval.topics import resolve_topics
+from kgrag.retrieval.triples import candidate_triples, facts_text, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 
@@ -53,3 +59,49 @@ class NoOp(Method):
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         return [], []
+
+
+class KapingConfig(MethodConfig):
+    hops: int = 2
+    top_k: int = 30
+    max_candidates: int = 2000
+    embedder: str = "minilm"
+
+
+@registry.register("kaping")
+class Kaping(Method):
+    """LLM + KG baseline: the top-K verbalised triples within N hops of the topic entities, one answer call."""
+
+    name = "kaping"
+    Config = KapingConfig
+    config: KapingConfig
+
+    @cached_property
+    def triple_embedder(self) -> Embedder:
+        return self.embedder or load_embedder(self.config.embedder)
+
+    def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace | None) -> list[Evidence]:
+        trace = trace or Trace()
+        with trace.step("link", topics=list(topic_entities)) as step:
+            topics = resolve_topics(self.kg, question, topic_entities)
+            step.outputs["entities"] = [self.kg.entities[t] for t in topics]
+        with trace.step("candidates", hops=self.config.hops) as step:
+            tids = candidate_triples(
+                self.kg, topics, question, hops=self.config.hops, max_candidates=self.config.max_candidates
+            )
+            step.outputs["triples"] = len(tids)
+        with trace.step("rank", top_k=self.config.top_k) as step:
+            best, scores = rank_triples(self.kg, question, tids, embedder=self.triple_embedder, top_k=self.config.top_k)
+            evidence = triples_as_evidence(self.kg, best, scores, source="kaping")
+            step.outputs["kept"] = len(evidence)
+        return evidence
+
+    def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
+        return self._retrieve(question, list(topic_entities or []), None)
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        evidence = self._retrieve(question, topic_entities, trace)
+        with trace.step("answer") as step:
+            answers = ask_for_answers(self, "kaping_answer", question=question, facts=facts_text(evidence))
+            step.outputs["answers"] = answers
+        return answers, evidence

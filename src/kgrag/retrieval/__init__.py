@@ -1,0 +1,1 @@
+"""Retrieval steps shared by methods: topic resolution, candidate triples, ranking, paths, evidence."""

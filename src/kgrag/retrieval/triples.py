@@ -1,0 +1,99 @@
+"""Candidate triples around topic entities and their ranking against a question.
+
+Two stages keep hub entities fast: (1) all triples within N hops are scored with *static* vectors of their
+relation and far-end entity names (precomputed per KG, so scoring is a few matrix products) and the best
+``max_candidates`` survive; (2) those are ranked by the transformer embedding of the verbalised triple against
+the question, with triple vectors cached per KG (a triple is never embedded twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kgrag.graph.algorithms import k_hop
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.verbalize import verbalize_triples
+from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.models.embeddings.kg_cache import KGEmbeddings
+from kgrag.types import Evidence
+
+
+def _kg_vectors(kg: KnowledgeGraph, embedder: Embedder) -> KGEmbeddings:
+    key = ("kg_embeddings", embedder.id)
+    if key not in kg._cache:
+        kg._cache[key] = KGEmbeddings(kg, embedder)
+    return kg._cache[key]
+
+
+def candidate_triples(
+    kg: KnowledgeGraph,
+    topics: Sequence[int],
+    question: str,
+    *,
+    hops: int = 2,
+    max_candidates: int = 2000,
+    prefilter: Embedder | None = None,
+) -> np.ndarray:
+    """Triple ids within ``hops`` of the topics (both directions), pruned to ``max_candidates`` by relevance."""
+    if not len(topics):
+        return np.empty(0, dtype=np.int64)
+    hood = k_hop(kg, np.asarray(topics), hops)
+    tids = hood.edges
+    if len(tids) <= max_candidates:
+        return tids
+    prefilter = prefilter or load_embedder("static")
+    vecs = _kg_vectors(kg, prefilter)
+    q = prefilter.encode([question])[0]
+    rel_score = vecs.relations() @ q
+    ent_score = np.asarray(vecs.entities() @ q)
+    dist = np.full(kg.num_entities, hops + 1, dtype=np.int32)
+    dist[hood.nodes] = hood.distance
+    h, t = kg.heads[tids], kg.tails[tids]
+    near = np.minimum(dist[h], dist[t])  # hop of the triple's nearer end (0 = touches a topic)
+    score = rel_score[kg.rels[tids]] + 0.5 * np.maximum(ent_score[h], ent_score[t]) - 0.3 * near
+    keep = np.argpartition(-score, max_candidates - 1)[:max_candidates]
+    return np.sort(tids[keep])
+
+
+def rank_triples(
+    kg: KnowledgeGraph, question: str, tids: np.ndarray, *, embedder: Embedder, top_k: int = 30
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``top_k`` triples by dot product of embeddings with the question, best first."""
+    if not len(tids):
+        return tids, np.empty(0, dtype=np.float32)
+    vectors = _kg_vectors(kg, embedder).triples(tids)
+    scores = vectors @ embedder.encode([question])[0]
+    k = min(top_k, len(tids))
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return tids[best], scores[best]
+
+
+def triples_as_evidence(
+    kg: KnowledgeGraph, tids: np.ndarray, scores: np.ndarray | None = None, *, source: str = ""
+) -> list[Evidence]:
+    texts = verbalize_triples(kg, tids)
+    out = []
+    for i, tid in enumerate(tids.tolist()):
+        h, r, t = kg.triple(tid)
+        out.append(
+            Evidence(
+                text=texts[i],
+                entities=[h, t],
+                relations=[r],
+                triples=[tid],
+                score=None if scores is None else round(float(scores[i]), 4),
+                source=source,
+            )
+        )
+    return out
+
+
+def facts_text(evidence: Sequence[Evidence]) -> str:
+    """Numbered fact lines for a prompt."""
+    return "\n".join(f"{i}. {ev.text}" for i, ev in enumerate(evidence, start=1)) or "(no facts found)"
+
+
+__all__ = ["candidate_triples", "facts_text", "rank_triples", "triples_as_evidence"]
