@@ -1,0 +1,163 @@
+"""Evaluation harness: hand-computed metrics, dataset readers, resumable runner, report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kgrag.errors import KGFormatError
+from kgrag.eval.datasets import load_dataset, select
+from kgrag.eval.metrics import (
+    answer_recall,
+    exact_match,
+    hit,
+    hit_at_1,
+    hit_at_k,
+    normalize_answer,
+    precision_recall_f1,
+    reciprocal_rank,
+    rows_match,
+)
+from kgrag.eval.runner import bootstrap_ci, evaluate_method, summarise
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.base import Method, registry
+from tests.conftest import MOVIES
+
+
+def test_normalize_answer():
+    assert normalize_answer("  The_Matrix. ") == "the matrix"
+    assert normalize_answer('"Heat"') == "heat"
+    assert normalize_answer("Mr. Smith Goes  to Washington") == "mr. smith goes to washington"
+
+
+def test_metrics_by_hand():
+    gold = ["Heat", "The Insider", "Collateral"]
+    pred = ["thief", "heat", "the insider", "Ali"]
+    assert hit(pred, gold) == 1.0 and hit_at_1(pred, gold) == 0.0
+    p, r, f1 = precision_recall_f1(pred, gold)
+    assert (p, r) == (0.5, 2 / 3) and f1 == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
+    assert exact_match(["collateral", "Heat", "the_insider"], gold) == 1.0
+    assert exact_match(pred, gold) == 0.0
+    assert reciprocal_rank(pred, gold) == 0.5 and reciprocal_rank(["x"], gold) == 0.0
+    assert hit_at_k(pred, gold, 1) == 0.0 and hit_at_k(pred, gold, 2) == 1.0
+    assert precision_recall_f1([], gold) == (0.0, 0.0, 0.0)
+    assert answer_recall(["Heat", "Michael Mann", "collateral"], gold) == pytest.approx(2 / 3)
+    assert answer_recall([], []) == 0.0
+
+
+def test_rows_match_multiset_and_order():
+    assert rows_match([[1, "a"], [2, "b"]], [[2.0, "B"], [1, "a"]])
+    assert not rows_match([[1, "a"]], [[1, "a"], [1, "a"]])  # multiplicity counts
+    assert not rows_match([[1], [2]], [[2], [1]], ordered=True)
+
+
+def test_metaqa_reader(tmp_path):
+    qa = tmp_path / "qa_2hop_dev.txt"
+    qa.write_text("who directed the films starring [Al Pacino]\tMichael Mann|Sidney Lumet\nbroken line\n")
+    with pytest.raises(KGFormatError, match=r"qa_2hop_dev.txt:2: expected 'question<TAB>"):
+        load_dataset(f"metaqa:{qa}")
+    qa.write_text("who directed the films starring [Al Pacino]\tMichael Mann|Sidney Lumet\n")
+    (tmp_path / "qa_2hop_dev_qtype.txt").write_text("actor_to_movie_to_director\n")
+    (ex,) = load_dataset(f"metaqa:{qa}")
+    assert ex.question == "who directed the films starring Al Pacino"
+    assert ex.topic_entities == ["Al Pacino"] and ex.answers == ["Michael Mann", "Sidney Lumet"]
+    assert ex.group == "2hop" and ex.meta["qtype"] == "actor_to_movie_to_director"
+    (dropped,) = load_dataset(f"metaqa:{qa}?topic=drop")
+    assert dropped.topic_entities == [] and dropped.question == ex.question
+
+
+def test_jsonl_reader_and_sampling(tmp_path):
+    path = tmp_path / "q.jsonl"
+    rows = [{"question": f"q{i}", "answers": [f"a{i}"], "group": "g" + str(i % 2)} for i in range(10)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    examples = load_dataset(f"jsonl:{path}")
+    assert len(examples) == 10 and examples[3].answers == ["a3"]
+    sampled = select(examples, sample=2, seed=1)
+    assert len(sampled) == 4 and {e.group for e in sampled} == {"g0", "g1"}
+    assert select(examples, sample=2, seed=1) == sampled  # reproducible
+    assert len(select(examples, limit=3)) == 6
+
+
+class _Flaky(Method):
+    """Answers with the topic entity; fails on questions containing 'boom'."""
+
+    name = "flaky-test"
+    needs_llm = False
+    calls = 0
+
+    def _answer(self, question, topic_entities, trace):
+        type(self).calls += 1
+        if "boom" in question:
+            raise RuntimeError("exploded")
+        return list(topic_entities), []
+
+
+if "flaky-test" not in registry:
+    registry.register("flaky-test")(_Flaky)
+
+
+def test_runner_captures_errors_and_resumes(tmp_path):
+    kg = KnowledgeGraph.from_triples(MOVIES)
+    qa = tmp_path / "qa_1hop_dev.txt"
+    qa.write_text("who is [Heat]\tHeat\nboom [Alien]\tAlien\nwhat is [Gladiator]\tRussell Crowe\n")
+    examples = load_dataset(f"metaqa:{qa}")
+    _Flaky.calls = 0
+    rows = evaluate_method(kg, "flaky-test", examples[:2], tmp_path / "out")
+    assert [r["hit@1"] for r in rows] == [1.0, 0.0]
+    assert rows[1]["error"] == "RuntimeError: exploded"
+    with open(tmp_path / "out" / "flaky-test" / "results.jsonl", "a") as fh:
+        fh.write('{"id": "torn')  # a crash mid-write
+    rows = evaluate_method(kg, "flaky-test", examples, tmp_path / "out")
+    assert _Flaky.calls == 3  # only the new question ran
+    assert len(rows) == 3
+    summary = summarise(rows)
+    assert summary["n"] == 3 and summary["errors"] == 1 and summary["hit@1"] == pytest.approx(1 / 3, abs=1e-4)
+
+
+def test_bootstrap_ci_brackets_the_mean():
+    low, high = bootstrap_ci([0, 1] * 50)
+    assert low < 0.5 < high and high - low < 0.3
+    assert bootstrap_ci([1.0]) == (1.0, 1.0)
+
+
+def test_cli_eval_writes_contract_files(tmp_path):
+    store = KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg")
+    qa = tmp_path / "q.jsonl"
+    qa.write_text(json.dumps({"question": "who directed Heat", "answers": ["Michael Mann"]}) + "\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgrag",
+            "eval",
+            str(store),
+            "-d",
+            f"jsonl:{qa}",
+            "--method",
+            "noop",
+            "--out",
+            str(tmp_path / "ev"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert set(summary["noop"]) >= {
+        "n",
+        "hit",
+        "hit@1",
+        "em",
+        "f1",
+        "answer_recall",
+        "evidence_triples",
+        "llm_calls",
+        "seconds_per_question",
+    }
+    assert (tmp_path / "ev" / "report.md").read_text().startswith("# kgrag evaluation report")
+    assert json.loads((tmp_path / "ev" / "noop" / "results.jsonl").read_text())["gold"] == ["Michael Mann"]
