@@ -1,0 +1,49 @@
+"""kaping baseline plumbing (scripted LLM: no accuracy claims): linking, retrieval, evidence, one call."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import get as get_method
+from kgrag.models.llm.scripted import ScriptedLLM
+from kgrag.retrieval.triples import candidate_triples
+from tests.conftest import MOVIES
+
+
+def test_kaping_retrieves_topic_triples_and_answers_once(tmp_path):
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "kaping_answer",
+                    "match": "Heat directed by Michael Mann",
+                    "response": "<answers>Michael Mann</answers>",
+                }
+            ]
+        }
+    )
+    method = get_method("kaping")(kg, llm=llm, top_k=3)
+    evidence = method.retrieve("who directed Heat")  # topic found in the question
+    assert len(evidence) == 3 and evidence[0].source == "kaping"
+    assert evidence[0].text == "Heat directed by Michael Mann"
+    assert all(
+        kg.has_triple(*[int(x) for x in (kg.heads[t], kg.rels[t], kg.tails[t])]) for ev in evidence for t in ev.triples
+    )
+    answer = method.answer("who directed Heat", ["Heat"])
+    assert answer.answers == ["Michael Mann"] and answer.grounded
+    assert answer.usage.llm_calls == 1
+    assert [s.name for s in answer.trace] == ["link", "candidates", "rank", "answer"]
+
+
+def test_candidate_prefilter_caps_hubs(tmp_path):
+    triples = [(f"Film {i}", "has_genre", "Drama") for i in range(300)]
+    triples += [(f"Film {i}", "directed_by", f"Director {i % 7}") for i in range(300)]
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    drama = kg.entity_id("Drama")
+    all_tids = candidate_triples(kg, [drama], "who directed drama films", hops=2, max_candidates=10_000)
+    assert len(all_tids) == 600
+    capped = candidate_triples(kg, [drama], "who directed drama films", hops=2, max_candidates=50)
+    assert len(capped) == 50 and np.isin(capped, all_tids).all()
+    assert len(np.unique(capped)) == 50
