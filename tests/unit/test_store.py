@@ -20,7 +20,7 @@ def test_round_trip_is_memory_mapped(tmp_path, movies_kg):
     assert kg.relations == movies_kg.relations
     for name in ("heads", "rels", "tails", "out_indptr", "in_indptr", "in_edges"):
         assert np.array_equal(getattr(kg, name), getattr(movies_kg, name))
-    assert isinstance(kg.heads, np.memmap)
+    assert isinstance(kg.heads.base, np.memmap) and not kg.heads.flags.writeable  # mapped, read-only
     assert kg.checksum and len(kg.checksum) == 64
     assert kg.entity_id("Heat") == movies_kg.entity_id("Heat")
 

@@ -12,12 +12,13 @@ relation ids, where ``r + num_relations`` (``<rel>_inv``) walks ``r`` backwards.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.kg import KnowledgeGraph, _check_direction
+from kgrag.graph.kg import KnowledgeGraph, _check_direction, unique_ints
 
 IdsLike = Sequence[int] | np.ndarray | Iterable[int]
 
@@ -51,7 +52,7 @@ class Paths:
 
     def triple_ids(self) -> np.ndarray:
         """Distinct triple ids used by any path."""
-        return np.unique(self.edges[self.edges >= 0])
+        return unique_ints(self.edges[self.edges >= 0])
 
     @staticmethod
     def empty(truncated: bool = False) -> Paths:
@@ -159,6 +160,21 @@ def _relation_mask(kg: KnowledgeGraph, tids: np.ndarray, relations: np.ndarray |
 
 
 # ---------------------------------------------------------------------- neighbourhoods
+def _scratch_distances(kg: KnowledgeGraph) -> np.ndarray:
+    """A per-thread int32 array of ``-1`` (one per entity), reused across calls.
+
+    Allocating and scanning an entity-sized array costs more than a small BFS itself on a big KG, so
+    callers reset only the entries they touched instead.
+    """
+    local = kg._cache.get("scratch")
+    if local is None:
+        local = kg._cache.setdefault("scratch", threading.local())
+    arr = getattr(local, "dist", None)
+    if arr is None:
+        arr = local.dist = np.full(kg.num_entities, -1, dtype=np.int32)
+    return arr
+
+
 def k_hop(
     kg: KnowledgeGraph,
     seeds: IdsLike | int,
@@ -173,26 +189,33 @@ def k_hop(
     filter), i.e. the edges of the k-hop subgraph as a BFS walks it.
     """
     _check_direction(direction)
-    seeds = np.unique(_as_ids(seeds, kg.num_entities))
+    seeds = unique_ints(_as_ids(seeds, kg.num_entities))
     rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
-    dist = np.full(kg.num_entities, -1, dtype=np.int32)
+    dist = _scratch_distances(kg)
     dist[seeds] = 0
     frontier = seeds
     edge_chunks = []
-    for depth in range(1, hops + 1):
-        if not len(frontier):
-            break
-        _, tids, other, _ = incident_edges(kg, frontier, direction)
-        mask = _relation_mask(kg, tids, rel_filter)
-        if mask is not None:
-            tids, other = tids[mask], other[mask]
-        edge_chunks.append(tids)
-        new = np.unique(other[dist[other] < 0])
-        dist[new] = depth
-        frontier = new
-    nodes = np.flatnonzero(dist >= 0).astype(np.int32)
-    edges = np.unique(np.concatenate(edge_chunks)) if edge_chunks else np.empty(0, np.int64)
-    return Neighborhood(nodes=nodes, distance=dist[nodes], edges=edges)
+    node_chunks = [seeds]
+    try:
+        for depth in range(1, hops + 1):
+            if not len(frontier):
+                break
+            _, tids, other, _ = incident_edges(kg, frontier, direction)
+            mask = _relation_mask(kg, tids, rel_filter)
+            if mask is not None:
+                tids, other = tids[mask], other[mask]
+            edge_chunks.append(tids)
+            new = unique_ints(other[dist[other] < 0])
+            dist[new] = depth
+            node_chunks.append(new)
+            frontier = new
+        nodes = np.sort(np.concatenate(node_chunks)).astype(np.int32)
+        distance = dist[nodes]
+    finally:
+        for chunk in node_chunks:  # leave the scratch array all -1 for the next call
+            dist[chunk] = -1
+    edges = unique_ints(np.concatenate(edge_chunks)) if edge_chunks else np.empty(0, np.int64)
+    return Neighborhood(nodes=nodes, distance=distance, edges=edges)
 
 
 # ---------------------------------------------------------------------- relation paths
@@ -213,7 +236,7 @@ def follow_relation_path(
     >>> sorted(kg.entities[i] for i in res.reached)
     ['A', 'C']
     """
-    sources = np.unique(_as_ids(sources, kg.num_entities))
+    sources = unique_ints(_as_ids(sources, kg.num_entities))
     rel_ids = [kg.relation_id(r) if isinstance(r, str) else int(r) for r in path]
     n_rel = kg.num_relations
     for rid in rel_ids:
@@ -234,7 +257,7 @@ def follow_relation_path(
         src = frontier[owner[keep]]
         dst = (kg.tails if forward else kg.heads)[tids].astype(np.int64)
         steps.append((src, dst, tids))
-        frontier = np.unique(dst)
+        frontier = unique_ints(dst)
     reached = frontier.astype(np.int32)
     if not rel_ids:
         # Fix: the empty relation path used to return every source as a path, ignoring ``max_paths``.
@@ -255,7 +278,7 @@ def follow_relation_path(
         src, dst, tids = steps[i]
         keep = np.isin(dst, alive)
         steps[i] = (src[keep], dst[keep], tids[keep])
-        alive = np.unique(src[keep])
+        alive = unique_ints(src[keep])
     nodes = alive[:, None]
     edges = np.empty((len(alive), 0), np.int64)
     truncated = False
@@ -299,7 +322,7 @@ def _bfs_levels(
             owner, tids, other = owner[mask], tids[mask], other[mask]
         fresh = dist[other] < 0
         child, parent, tids = other[fresh].astype(np.int64), frontier[owner[fresh]], tids[fresh]
-        new = np.unique(child)
+        new = unique_ints(child)
         dist[new] = depth
         levels.append((child, parent, tids))
         frontier = new
@@ -323,7 +346,7 @@ def shortest_path_lengths(
     triple) the distances are weighted (float64, ``inf`` unreachable), via ``scipy.sparse.csgraph.dijkstra``.
     """
     _check_direction(direction)
-    sources = np.unique(_as_ids(sources, kg.num_entities))
+    sources = unique_ints(_as_ids(sources, kg.num_entities))
     rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
     if weights is None:
         dist, _ = _bfs_levels(kg, sources, direction, rel_filter, max_length or kg.num_entities)
@@ -358,8 +381,8 @@ def shortest_paths(
     are sources, or farther than ``max_length``, yield no path.
     """
     _check_direction(direction)
-    sources = np.unique(_as_ids(sources, kg.num_entities))
-    targets = np.unique(_as_ids(targets, kg.num_entities))
+    sources = unique_ints(_as_ids(sources, kg.num_entities))
+    targets = unique_ints(_as_ids(targets, kg.num_entities))
     rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
     stop = np.zeros(kg.num_entities, dtype=bool)
     stop[targets] = True
@@ -442,8 +465,8 @@ def weighted_shortest_paths(
     from scipy.sparse.csgraph import dijkstra
 
     _check_direction(direction)
-    sources = np.unique(_as_ids(sources, kg.num_entities))
-    targets = np.unique(_as_ids(targets, kg.num_entities))
+    sources = unique_ints(_as_ids(sources, kg.num_entities))
+    targets = unique_ints(_as_ids(targets, kg.num_entities))
     rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
     graph, (keys, key_tids) = _weighted_graph(kg, weights, direction, rel_filter)
     dist, pred, _ = dijkstra(graph, directed=True, indices=sources, min_only=True, return_predecessors=True)
@@ -488,12 +511,12 @@ def simple_paths(
     partial paths is cut (``truncated`` tells).
     """
     _check_direction(direction)
-    sources = np.unique(_as_ids(sources, kg.num_entities))
+    sources = unique_ints(_as_ids(sources, kg.num_entities))
     rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
     to_target = None
     target_mask = None
     if targets is not None:
-        targets = np.unique(_as_ids(targets, kg.num_entities))
+        targets = unique_ints(_as_ids(targets, kg.num_entities))
         target_mask = np.zeros(kg.num_entities, dtype=bool)
         target_mask[targets] = True
         back = {"out": "in", "in": "out", "both": "both"}[direction]
@@ -607,10 +630,10 @@ def personalized_pagerank(
         raise ValueError("damping must be in [0, 1)")
     n = kg.num_entities
     p_full = _seed_vector(n, seeds, weights)
-    matrix, dangling = transition_matrix(kg, direction, relations)
+    matrix, _ = transition_matrix(kg, direction, relations)
     local = None
     if restrict_to is not None:
-        local = np.unique(_as_ids(restrict_to, n))
+        local = unique_ints(_as_ids(restrict_to, n))
         p = p_full[local]
         if p.sum() <= 0:
             raise ValueError("no seed lies inside restrict_to")
@@ -618,21 +641,25 @@ def personalized_pagerank(
         sub = kg.adjacency(direction, None if relations is None else _as_ids(relations, 2 * kg.num_relations))
         sub = sub[local][:, local]
         out_weight = np.asarray(sub.sum(axis=1)).ravel()
-        dangling = np.flatnonzero(out_weight == 0)
         inv = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
         matrix = sp.csr_matrix(sub.T.multiply(inv[None, :]))
     else:
         p = p_full
-    matrix = matrix * damping
-    teleport = (1.0 - damping) * p
+    # Dangling mass and teleport both return to the seeds, so they only touch the seed entries: per
+    # iteration that is one mat-vec, one sum and one in-place scale (no dense dangling gather).
+    seed_idx = np.flatnonzero(p)
+    seed_p = p[seed_idx]
     x = p.copy()
+    mass = 1.0
     converged = False
     iterations = 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is reported
         x_new = matrix @ x
-        x_new += teleport
-        if len(dangling):
-            x_new += (damping * x[dangling].sum()) * p
+        spread = float(x_new.sum())  # mass of x on non-dangling entities (columns of M sum to 1)
+        x_new *= damping
+        back = damping * (mass - spread) + (1.0 - damping) * mass
+        x_new[seed_idx] += back * seed_p
+        mass = damping * spread + back
         if tol > 0:
             err = np.abs(x_new - x).sum()
             x = x_new

@@ -31,20 +31,35 @@ def _check_direction(direction: str) -> None:
         raise ValueError(f"direction must be 'out', 'in' or 'both', not {direction!r}")
 
 
+def unique_ints(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an integer array.
+
+    Sort-and-mask instead of ``np.unique``: numpy 2.3+ routes ``np.unique`` through a hash table that is
+    ~50× slower on millions of distinct int64 keys (11 s vs 0.2 s for 5M here).
+    """
+    arr = np.sort(np.asarray(values).ravel())
+    if len(arr) < 2:
+        return arr
+    keep = np.empty(len(arr), dtype=bool)
+    keep[0] = True
+    np.not_equal(arr[1:], arr[:-1], out=keep[1:])
+    return arr[keep]
+
+
 def canonical_triples(
     heads: np.ndarray, rels: np.ndarray, tails: np.ndarray, num_entities: int, num_relations: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort triples by (head, relation, tail) and drop duplicates; returns three int32 arrays.
 
-    When ``E * R * E`` fits in 63 bits the triple is packed into one int64 key and ``np.unique`` does
-    sort and dedup in one pass; otherwise a lexsort is used.
+    When ``E * R * E`` fits in 63 bits the triple is packed into one int64 key, sorted and deduplicated in
+    one pass; otherwise a lexsort is used.
     """
     h = np.asarray(heads, dtype=np.int64)
     r = np.asarray(rels, dtype=np.int64)
     t = np.asarray(tails, dtype=np.int64)
     n_e, n_r = max(num_entities, 1), max(num_relations, 1)
     if n_e * n_r * n_e < 2**62:
-        key = np.unique((h * n_r + r) * n_e + t)
+        key = unique_ints((h * n_r + r) * n_e + t)
         t_out = key % n_e
         key //= n_e
         return (key // n_r).astype(np.int32), (key % n_r).astype(np.int32), t_out.astype(np.int32)

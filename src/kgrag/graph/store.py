@@ -127,7 +127,9 @@ def load_kg(directory: str | Path, *, verify: bool = True) -> KnowledgeGraph:
             raise KGStoreError(f"{path}: missing from the store")
         if verify and _sha256(path) != digest:
             raise KGStoreError(f"{path}: checksum mismatch (the store is corrupt); re-run `kgrag ingest`")
-    arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+    # Memory-mapped, but exposed as plain ndarray views: np.memmap's Python-level __getitem__ costs more
+    # than a small graph query itself.
+    arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r")) for name in _ARRAYS}
     entities = _read_names(directory / "entities.txt", manifest["entities"])
     relations = _read_names(directory / "relations.txt", manifest["relations"])
     aliases = {int(k): v for k, v in json.loads((directory / "aliases.json").read_text("utf-8")).items()}

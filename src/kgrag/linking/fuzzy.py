@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from kgrag.graph.kg import unique_ints
 from kgrag.linking.base import Candidate
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
@@ -40,7 +41,7 @@ class FuzzyLinker:
         lists = [self.index[g] for g in _grams(query) if g in self.index]
         if not lists:
             return np.empty(0, dtype=np.int32)
-        pool = np.unique(np.concatenate(lists))
+        pool = unique_ints(np.concatenate(lists))
         if len(pool) > self.max_candidates:  # very common grams: keep names sharing the most grams
             counts = np.bincount(np.concatenate(lists), minlength=len(self.keys))[pool]
             pool = pool[np.argsort(-counts, kind="stable")[: self.max_candidates]]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize, verbalize_triples
 from kgrag.models.embeddings.base import Embedder
 
@@ -72,7 +72,7 @@ class KGEmbeddings:
         tids = np.asarray(tids, dtype=np.int64)
         with self._lock:
             mat, done = self._triple_store()
-            todo = np.unique(tids[~done[tids]])
+            todo = unique_ints(tids[~done[tids]])
             if len(todo):
                 mat[todo] = self.embedder.encode(verbalize_triples(self.kg, todo))
                 done[todo] = True
