@@ -62,9 +62,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server(smollm_path):
+def llama_server(smollm_path, tmp_path_factory):
     pytest.importorskip("uvicorn", reason="llama-cpp-python[server] is not installed")
     port = _free_port()
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed in the finally below
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -82,7 +84,7 @@ def llama_server(smollm_path):
             "2048",
         ],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,  # a file, not a pipe: an unread pipe fills up and blocks the server
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     url = f"http://127.0.0.1:{port}/v1"
@@ -96,7 +98,7 @@ def llama_server(smollm_path):
             except OSError:
                 pass
             if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"llama_cpp.server did not start: {proc.stderr.read().decode()[-2000:]}")
+                raise RuntimeError(f"llama_cpp.server did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
         yield url
     finally:
@@ -105,6 +107,7 @@ def llama_server(smollm_path):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 def test_openai_backend_against_real_server(llama_server):

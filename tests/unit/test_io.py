@@ -211,11 +211,15 @@ def test_fast_reader_matches_line_by_line_reader(tmp_path, fmt):
     assert (fast.heads == slow.heads).all() and (fast.tails == slow.tails).all() and (fast.rels == slow.rels).all()
 
 
-def test_fast_reader_chunk_boundaries(tmp_path, monkeypatch):
-    from kgrag.graph import io
-
-    monkeypatch.setattr(io, "_CHUNK_BYTES", 7)  # rows split across many tiny chunks
+def test_fast_reader_edge_cases(tmp_path):
     path = tmp_path / "kb.txt"
-    path.write_text("".join(f"head {i}|rel|tail {i}\n" for i in range(50)) + "last|rel|row")
+    path.write_text("".join(f"head {i}|rel|tail {i}\r\n" for i in range(50)) + "last|rel|a much longer row name")
     kg = load_file(path)
-    assert kg.num_triples == 51 and kg.find_entity("row") is not None
+    assert kg.num_triples == 51 and kg.find_entity("a much longer row name") is not None
+    assert kg.find_entity("tail 7") is not None  # CRLF stripped
+    blank = tmp_path / "blank.txt"
+    blank.write_text("a|r|b\n\nc|r|d\n")  # a blank line: handled by the line-by-line reader
+    assert load_file(blank).num_triples == 2
+    spaces = tmp_path / "spaces.txt"
+    spaces.write_text("a|r|b\n |r|d\n")
+    assert str(_error(spaces)) == f"{spaces}:2: empty head"

@@ -63,7 +63,6 @@ class TripleBuilder:
         self.rels = array("i")
         self.tails = array("i")
         self.aliases: dict[int, list[str]] = {}
-        self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def fail(self, line: int | None, problem: str) -> KGFormatError:
         return KGFormatError(self.source, line, problem)
@@ -87,30 +86,6 @@ class TripleBuilder:
         self.rels.append(self.relation_ids.setdefault(relation, len(self.relation_ids)))
         self.tails.append(ents.setdefault(tail, len(ents)))
 
-    def add_columns(self, heads: list[str], rels: list[str], tails: list[str]) -> None:
-        """Bulk :meth:`add` for a chunk of rows: interning runs at C speed (``dict.fromkeys``, ``map``).
-
-        Assigns the same ids as row-by-row :meth:`add` would.  Raises :class:`_Fallback` on any value the
-        row-by-row path must report with its line number (empty or whitespace-only names, stray ``\\r``).
-        """
-        ents, rel_ids = self.entity_ids, self.relation_ids
-        both: list[str] = [""] * (2 * len(heads))
-        both[0::2], both[1::2] = heads, tails
-        fresh = [n for n in dict.fromkeys(both) if n not in ents]
-        fresh_rels = [r for r in dict.fromkeys(rels) if r not in rel_ids]
-        for name in (*fresh, *fresh_rels):
-            if not name or name.isspace() or "\r" in name:
-                raise _Fallback
-        ents.update(zip(fresh, range(len(ents), len(ents) + len(fresh))))
-        rel_ids.update(zip(fresh_rels, range(len(rel_ids), len(rel_ids) + len(fresh_rels))))
-        self._chunks.append(
-            (
-                np.fromiter(map(ents.__getitem__, heads), dtype=np.int32, count=len(heads)),
-                np.fromiter(map(rel_ids.__getitem__, rels), dtype=np.int32, count=len(rels)),
-                np.fromiter(map(ents.__getitem__, tails), dtype=np.int32, count=len(tails)),
-            )
-        )
-
     def add_entity(self, name: str, line: int | None = None) -> int:
         """Intern an entity that may have no triples (e.g. an isolated node of a networkx graph)."""
         self.check_name(name, line, "entity name")
@@ -124,22 +99,16 @@ class TripleBuilder:
         known.extend(a for a in aliases if a and a != name and a not in known)
 
     def build(self) -> KnowledgeGraph:
-        columns = [
-            np.concatenate([np.frombuffer(row, dtype=np.int32), *(c[i] for c in self._chunks)])
-            for i, row in enumerate((self.heads, self.rels, self.tails))
-        ]
-        if not len(columns[0]):
+        if not self.heads:
             raise self.fail(None, "no triples found (the input is empty)")
         return KnowledgeGraph(
             list(self.entity_ids),
             list(self.relation_ids),
-            *columns,
+            np.frombuffer(self.heads, dtype=np.int32),
+            np.frombuffer(self.rels, dtype=np.int32),
+            np.frombuffer(self.tails, dtype=np.int32),
             aliases={k: v for k, v in self.aliases.items() if v},
         )
-
-
-class _Fallback(Exception):
-    """The fast reader met input that only the line-by-line reader can report exactly (with its line)."""
 
 
 # ---------------------------------------------------------------------- reading raw lines
@@ -309,10 +278,7 @@ def _read_delimited(
         raise builder.fail(counter[0], f"malformed {'CSV' if delimiter == ',' else 'TSV'} ({exc})") from None
 
 
-_CHUNK_BYTES = 1 << 25
-
-
-def _read_fast(
+def _read_vectorised(
     path: Path,
     builder: TripleBuilder,
     sep: str,
@@ -321,63 +287,28 @@ def _read_fast(
     header: bool | None = False,
     quoted: bool = False,
     fixed_width: int = 0,
-) -> None:
-    """Chunked reader for clean delimited files: split whole 32 MB chunks at once, intern in bulk.
+) -> KnowledgeGraph:
+    """The fast path for clean files (see :mod:`kgrag.graph.fastparse`); raises ``Irregular`` otherwise."""
+    from kgrag.graph.fastparse import Irregular, read_delimited_bytes
 
-    Every row must have the same number of separators as the first, no blank lines, no quotes (for CSV);
-    anything else raises :class:`_Fallback` and the caller re-reads with the exact line-by-line reader.
-    """
-    width = 0
-    picks = (0, 1, 2)
-    first = True
-    rest = b""
-    with _open_binary(path) as fh:
-        while True:
-            block = fh.read(_CHUNK_BYTES)
-            data = rest + block
-            if block:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    rest = data
-                    continue
-                rest, data = data[cut + 1 :], data[: cut + 1]
-            if data:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise _Fallback from None
-                if "\r" in text:
-                    text = text.replace("\r\n", "\n")
-                if quoted and '"' in text:
-                    raise _Fallback
-                lines = text.split("\n")
-                if lines[-1] == "":
-                    lines.pop()
-                if first:
-                    if lines and lines[0].startswith("\ufeff"):
-                        lines[0] = lines[0][1:]
-                    if not lines or not lines[0].strip():
-                        raise _Fallback
-                    first_row = lines[0].split(sep)
-                    width = len(first_row)
-                    if fixed_width and width != fixed_width:
-                        raise _Fallback
-                    is_header = header
-                    if is_header is None:
-                        is_header = _looks_like_header(first_row) or any(isinstance(c, str) for c in columns)
-                    picks = _resolve_columns(first_row if is_header else None, width, *columns, builder)
-                    if is_header:
-                        lines = lines[1:]
-                    first = False
-                if lines:
-                    if [line.count(sep) for line in lines].count(width - 1) != len(lines):
-                        raise _Fallback
-                    fields = sep.join(lines).split(sep)
-                    builder.add_columns(fields[picks[0] :: width], fields[picks[1] :: width], fields[picks[2] :: width])
-            if not block:
-                break
-    if first:
-        raise _Fallback
+    def resolve(first_row: list[str]) -> tuple[bool, tuple[int, int, int]]:
+        if fixed_width and len(first_row) != fixed_width:
+            raise Irregular("wrong number of fields")
+        is_header = header
+        if is_header is None:
+            is_header = _looks_like_header(first_row) or any(isinstance(c, str) for c in columns)
+        picks = _resolve_columns(first_row if is_header else None, len(first_row), *columns, builder)
+        return bool(is_header), picks
+
+    try:
+        with _open_binary(path) as fh:
+            data = fh.read()
+    except (gzip.BadGzipFile, EOFError):
+        raise Irregular("corrupt gzip") from None
+    if not data.strip():
+        raise Irregular("empty")
+    entities, relations, heads, rels, tails = read_delimited_bytes(data, sep, resolve, quoted=quoted)
+    return KnowledgeGraph(entities, relations, heads, rels, tails)
 
 
 def _chain_first(first: list[str], rest: Iterable[list[str]]) -> Iterator[list[str]]:
@@ -518,21 +449,21 @@ def load_file(
         raise ValueError(f"unknown format {format!r}; choose one of auto, {', '.join(FORMATS)}")
     builder = TripleBuilder(source=str(path))
     if fmt in ("spo", "tsv", "csv"):
+        from kgrag.graph.fastparse import Irregular
+
         try:
             if fmt == "spo":
-                _read_fast(path, builder, "|", fixed_width=3)
-            else:
-                _read_fast(
-                    path,
-                    builder,
-                    "\t" if fmt == "tsv" else ",",
-                    columns=(head, relation, tail),
-                    header=header,
-                    quoted=fmt == "csv",
-                )
-            return builder.build()
-        except _Fallback:
-            builder = TripleBuilder(source=str(path))
+                return _read_vectorised(path, builder, "|", fixed_width=3)
+            return _read_vectorised(
+                path,
+                builder,
+                "\t" if fmt == "tsv" else ",",
+                columns=(head, relation, tail),
+                header=header,
+                quoted=fmt == "csv",
+            )
+        except Irregular:
+            pass  # the line-by-line reader below finds and reports what is wrong
     if fmt == "spo":
         _read_spo(path, builder)
     elif fmt in ("tsv", "csv"):
