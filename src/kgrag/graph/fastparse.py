@@ -29,6 +29,16 @@ class Irregular(Exception):
 
 
 def _field_hashes(words: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both hashes of every field, computed in slices so the temporaries stay small."""
+    h1 = np.empty(len(starts), dtype=np.uint64)
+    h2 = np.empty(len(starts), dtype=np.uint64)
+    step = 1 << 20
+    for i in range(0, len(starts), step):
+        h1[i : i + step], h2[i : i + step] = _hash_slice(words, starts[i : i + step], lens[i : i + step])
+    return h1, h2
+
+
+def _hash_slice(words: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     h1 = lens.astype(np.uint64) * _M1
     h2 = lens.astype(np.uint64) * _M2 + np.uint64(1)
     last = len(words) - 1
@@ -50,19 +60,22 @@ def intern_fields(data: bytes, words: np.ndarray, starts: np.ndarray, ends: np.n
     h1, h2 = _field_hashes(words, starts, lens)
     ordered = np.sort(h1)
     distinct = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
-    group = np.searchsorted(distinct, h1)
-    first = np.full(len(distinct), len(h1), dtype=np.int64)
-    np.minimum.at(first, group, np.arange(len(h1)))
+    del ordered
+    group = np.searchsorted(distinct, h1).astype(np.int32)
+    del h1
+    first = np.full(len(distinct), len(group), dtype=np.int32)
+    np.minimum.at(first, group, np.arange(len(group), dtype=np.int32))
     if not (np.array_equal(h2, h2[first][group]) and np.array_equal(lens, lens[first][group])):
         raise Irregular("hash collision")
+    del h2, lens
     by_first = np.argsort(first, kind="stable")
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[by_first] = np.arange(len(first))
+    rank = np.empty(len(first), dtype=np.int32)
+    rank[by_first] = np.arange(len(first), dtype=np.int32)
     reps = first[by_first]
     names = [data[a:b].decode("utf-8") for a, b in zip(starts[reps].tolist(), ends[reps].tolist())]
     if any(not n.strip() for n in names):
         raise Irregular("blank name")
-    return rank[group].astype(np.int32), names
+    return rank[group], names
 
 
 def read_delimited_bytes(
@@ -100,31 +113,39 @@ def read_delimited_bytes(
     width = len(first_row)
     start = first_end + 1 if is_header else 0
     buf = np.frombuffer(data, dtype=np.uint8)
-    newlines = np.flatnonzero(buf[start:] == 10) + start
-    seps = np.flatnonzero(buf[start:] == ord(sep)) + start
+    # byte offsets fit int32 (files above MAX_BYTES take the other reader); halves the index arrays
+    newlines = (np.flatnonzero(buf[start:] == 10) + start).astype(np.int32)
+    seps = (np.flatnonzero(buf[start:] == ord(sep)) + start).astype(np.int32)
     n = len(newlines)
     if n == 0 or len(seps) != (width - 1) * n:
         raise Irregular("no rows, or rows of different widths")
-    if width > 1 and not np.array_equal(np.searchsorted(newlines, seps), np.repeat(np.arange(n), width - 1)):
-        raise Irregular("rows of different widths")
-    line_starts = np.empty(n, dtype=np.int64)
+    line_starts = np.empty(n, dtype=np.int32)
     line_starts[0] = start
     line_starts[1:] = newlines[:-1] + 1
+    # With (width-1)·n separators in all, every line has exactly width-1 of them iff each line's first
+    # one comes after its start and its last one before its newline (both arrays are sorted).
+    if width > 1 and not (
+        np.all(seps[0 :: width - 1] >= line_starts) and np.all(seps[width - 2 :: width - 1] < newlines)
+    ):
+        raise Irregular("rows of different widths")
 
     def column(c: int) -> tuple[np.ndarray, np.ndarray]:
         begin = line_starts if c == 0 else seps[c - 1 :: width - 1] + 1
         end = newlines if c == width - 1 else seps[c :: width - 1]
         if np.any(end == begin):
             raise Irregular("empty field")
-        return begin.astype(np.int64), end.astype(np.int64)
+        return begin, end
 
     (hs, he), (rs, re_), (ts, te) = column(hi), column(ri), column(ti)
-    padded = data + b"\0" * 8
-    words = np.ndarray(shape=(len(data),), dtype="<u8", buffer=padded, strides=(1,))
-    ent_starts = np.empty(2 * n, dtype=np.int64)
-    ent_ends = np.empty(2 * n, dtype=np.int64)
+    padded = np.zeros(len(data) + 8, dtype=np.uint8)  # 8 spare bytes: the last field's word may overrun
+    padded[: len(data)] = buf
+    del buf
+    words = np.ndarray(shape=(len(data),), dtype="<u8", buffer=padded.data, strides=(1,))
+    ent_starts = np.empty(2 * n, dtype=np.int32)
+    ent_ends = np.empty(2 * n, dtype=np.int32)
     ent_starts[0::2], ent_starts[1::2] = hs, ts
     ent_ends[0::2], ent_ends[1::2] = he, te
+    del hs, he, ts, te
     ent_ids, entities = intern_fields(data, words, ent_starts, ent_ends)
     rel_ids, relations = intern_fields(data, words, rs, re_)
     return entities, relations, ent_ids[0::2], rel_ids, ent_ids[1::2]
