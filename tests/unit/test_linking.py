@@ -24,6 +24,8 @@ TRIPLES = [
     ("Some Mother's Son", "directed_by", "Terry George"),
     ("It", "directed_by", "Andy Muschietti"),
     ("Temuera_Morrison", "starred_in", "Once Were Warriors"),
+    ("Moulin Rouge!", "directed_by", "Baz Luhrmann"),
+    ("Moulin Rouge", "directed_by", "John Huston"),
 ]
 
 
@@ -74,6 +76,15 @@ def test_typos_fall_back_to_fuzzy(linker):
     spans = linker.find_mentions("what movies did Temura Morison act in")
     assert spans and spans[0].candidates[0].name == "Temuera_Morrison"
     assert 0.5 < spans[0].candidates[0].score < 0.98
+
+
+def test_trailing_punctuation_and_short_typos(linker):
+    spans = linker.find_mentions("who directed Moulin Rouge!")
+    assert spans[0].text == "Moulin Rouge!" and spans[0].candidates[0].name == "Moulin Rouge!"
+    assert linker.find_mentions("who directed Moulin Rouge")[0].candidates[0].name == "Moulin Rouge"
+    # a typo that changes both ends of the only word: the gram prefilter misses it, the full scan does not
+    assert linker.link("Plicoe", 3)[0].name in ("Police", "police")
+    assert linker.link("Plicoe", 3)[0].name == "Police"  # capitalised like the mention
 
 
 def test_link_scores_order_exact_above_fuzzy(linker):

@@ -23,6 +23,7 @@ class EmbeddingLinker:
     def __init__(self, kg: KnowledgeGraph, embedder: Embedder | None = None) -> None:
         import faiss
 
+        faiss.omp_set_num_threads(1)  # single-query searches: threading costs ~3x here
         self.kg = kg
         self.embedder = embedder or load_embedder("static")
         self.vectors = KGEmbeddings(kg, self.embedder)

@@ -52,7 +52,8 @@ class HybridLinker:
         if not mention or not mention.strip():
             return []
         best: dict[int, Candidate] = {c.entity: c for c in self.names.exact(mention, k)}
-        if len(best) < k:
+        verbatim = any(c.score == 1.0 for c in best.values())
+        if len(best) < k and not verbatim:
             for c in self.fuzzy.link(mention, k):
                 c.score *= FUZZY_WEIGHT
                 if c.entity not in best or best[c.entity].score < c.score:

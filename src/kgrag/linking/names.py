@@ -99,11 +99,21 @@ class NameIndex:
             taken[i:j] = True
             start, end = toks[i][1], toks[j - 1][2]
             ids = self.by_key[key][:k]
+            end = self._extend_over_punctuation(question, start, end, ids)
             text = question[start:end]
             cands = [Candidate(e, self.kg.entities[e], 1.0 if self.kg.entities[e] == text else 0.98) for e in ids]
             cands.sort(key=lambda c: -c.score)
             spans.append(Span(text, start, end, cands, salience=score))
         return spans
+
+    def _extend_over_punctuation(self, question: str, start: int, end: int, ids: list[int]) -> int:
+        """``Moulin Rouge!``: take trailing punctuation into the span when a name is spelled with it."""
+        stop = end
+        while stop < len(question) and not question[stop].isspace() and not question[stop].isalnum():
+            stop += 1
+        if stop > end and any(self.kg.entities[e] == question[start:stop] for e in ids):
+            return stop
+        return end
 
     @staticmethod
     def _salience(question: str, toks: list[tuple[str, int, int]], i: int, j: int) -> float | None:
