@@ -26,9 +26,11 @@ demo: runtime
 	@echo; echo "== KG lookups (no LLM)"
 	$(KGRAG) neighbors $(DEMO_KG) Kismet --relation directed_by
 	$(KGRAG) paths $(DEMO_KG) --from "Michael Mann" --to "Al Pacino"
-	@echo; echo "== questions answered by the local LLM (Qwen2.5-Coder-1.5B)"
-	$(KGRAG) ask $(DEMO_KG) "Who directed the movie Heat (1995)?" --method llm
-	$(KGRAG) ask $(DEMO_KG) "Which actors starred in The Insider?" --method llm
+	@echo; echo "== questions answered with KG evidence by the local LLM (Qwen2.5-Coder-1.5B, kaping baseline)"
+	$(KGRAG) ask $(DEMO_KG) "Who directed the movie Heat?" --method kaping
+	$(KGRAG) ask $(DEMO_KG) "what are the languages spoken in the films directed by Joel Zwick" --method kaping
+	@echo; echo "== the same model without the KG (llm baseline)"
+	$(KGRAG) ask $(DEMO_KG) "what are the languages spoken in the films directed by Joel Zwick" --method llm
 
 ## test: install kgrag with its dev extras and the test model, lint, run the whole test suite
 test: runtime
