@@ -794,6 +794,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--build-repeats", type=int, default=3, help="cold index builds (median reported)")
     ap.add_argument("--speed-repeats", type=int, default=5, help="timed passes over the questions")
     ap.add_argument("--chunk", type=int, default=1000, help="questions per timed chunk")
+    ap.add_argument(
+        "--typo-sample", type=int, default=6000, help="questions (random, seeded) for the typo part; 0 = all"
+    )
     ap.add_argument("--latency-sample", type=int, default=300, help="typo mentions for the faiss-threads latency")
     ap.add_argument(
         "--faiss-threads",
@@ -828,7 +831,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress("2. find_mentions")
             bench_find_mentions(linker, questions, rec)
             progress("3. typos")
-            typos = bench_typos(linker, questions, rec, args.seed)
+            typo_questions = questions
+            if args.typo_sample and args.typo_sample < len(questions):
+                pick = random.Random(args.seed).sample(range(len(questions)), args.typo_sample)
+                typo_questions = [questions[i] for i in sorted(pick)]
+            typos = bench_typos(linker, typo_questions, rec, args.seed)
             progress("4. speed")
             bench_speed(linker, questions, rec, args.speed_repeats, args.chunk)
         progress("typo latency vs faiss threads")

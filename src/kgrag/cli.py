@@ -248,6 +248,42 @@ def ask(
 
 
 @app.command()
+def retrieve(
+    kg_dir: KGDir,
+    question: Annotated[str, typer.Argument(help="The question.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "kaping",
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evidence a method gathers for QUESTION, without the final LLM call."""
+    from kgrag.methods import get as get_method
+
+    kg = _load(kg_dir)
+    for name in _topic_list(topic):
+        kg.entity_id(name)
+    start = time.perf_counter()
+    evidence = get_method(method)(kg, llm=None).retrieve(question, _topic_list(topic))
+    seconds = time.perf_counter() - start
+    if as_json:
+        _print_json(
+            {
+                "question": question,
+                "method": method,
+                "seconds": round(seconds, 4),
+                "evidence": [ev.model_dump(mode="json") for ev in evidence],
+            }
+        )
+        return
+    console.print(f"[bold]Q:[/bold] {question}", highlight=False)
+    if not evidence:
+        console.print("  (no evidence: no topic entity found, or the method retrieves nothing without an LLM)")
+    for ev in evidence:
+        score = "" if ev.score is None else f"{ev.score:.3f}  "
+        console.print(f"  {score}{ev.text}", markup=False, highlight=False)
+    console.print(f"[dim]{method} · {len(evidence)} evidence item(s) · {seconds:.2f} s[/dim]")
+
+
+@app.command()
 def link(
     kg_dir: KGDir,
     text: Annotated[str | None, typer.Argument(help="Text to find entity mentions in.")] = None,

@@ -76,3 +76,10 @@ def test_unknown_entity_and_missing_store(store, tmp_path):
 def test_ingest_needs_path_or_demo(tmp_path):
     proc = run("ingest", "--out", str(tmp_path / "kg"), ok=False)
     assert proc.returncode == 2 and "PATH or --demo" in proc.stderr
+
+
+def test_retrieve_json(store):
+    out = json.loads(run("retrieve", str(store), "who directed Heat", "--method", "kaping", "--json").stdout)
+    assert out["method"] == "kaping" and out["evidence"]
+    assert out["evidence"][0]["text"] == "Heat directed by Michael Mann"
+    assert out["evidence"][0]["triples"]
