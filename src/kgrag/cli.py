@@ -411,6 +411,41 @@ def eval_command(
     console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
 
 
+@app.command()
+def cypher(
+    kg_dir: KGDir,
+    query: Annotated[str, typer.Argument(help="A read-only Cypher query.")],
+    backend: Annotated[str, typer.Option(help="ladybug (embedded)")] = "ladybug",
+    row_cap: Annotated[int, typer.Option(min=1, help="Most rows to return.")] = 100,
+    timeout: Annotated[float, typer.Option(help="Seconds before the query is interrupted.")] = 10.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run QUERY through the Cypher guard on a read-only backend; a rejected query exits with status 3."""
+    from kgrag.graph.backends import open_cypher_backend
+
+    kg = _load(kg_dir)
+    with err_console.status("opening the graph database", spinner="dots") if not as_json else nullcontext():
+        db = open_cypher_backend(kg, backend)
+    result = db.run(query, timeout=timeout, row_cap=row_cap)
+    if as_json:
+        _print_json(result.as_json())
+    elif result.ok:
+        table = Table(*result.columns)
+        for row in result.rows:
+            table.add_row(*(str(v) for v in row))
+        console.print(table)
+        console.print(
+            f"[dim]{len(result.rows)} row(s){' (truncated)' if result.truncated else ''} · "
+            f"{result.seconds * 1000:.1f} ms[/dim]"
+        )
+    else:
+        sys.stderr.write(f"{'rejected' if result.rejected else 'error'}: {result.error}\n")
+    if result.rejected:
+        raise typer.Exit(3)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
 models_app = typer.Typer(help="Local GGUF models shipped in PyPI packages.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 

@@ -15,10 +15,7 @@ from tests.conftest import BUNDLED_METAQA, shared_file
 
 def test_bundled_demo_is_the_shared_kb():
     shared = shared_file("metaqa", "kb.txt.gz")
-    assert (
-        hashlib.sha256(BUNDLED_METAQA.read_bytes()).hexdigest()
-        == hashlib.sha256(shared.read_bytes()).hexdigest()
-    )
+    assert hashlib.sha256(BUNDLED_METAQA.read_bytes()).hexdigest() == hashlib.sha256(shared.read_bytes()).hexdigest()
 
 
 def test_ingest_demo_counts_and_reload(tmp_path):
@@ -43,20 +40,14 @@ def test_ingest_demo_counts_and_reload(tmp_path):
     assert (summary["entities"], summary["relations"], summary["triples"]) == (43_234, 9, 133_582)
     kg = KnowledgeGraph.load(tmp_path / "kg")
     counts = kg.stats()["top_relations"]
-    assert (
-        counts["starred_actors"] == 33_718
-        and counts["has_tags"] == 28_719
-        and counts["has_imdb_votes"] == 119
-    )
+    assert counts["starred_actors"] == 33_718 and counts["has_tags"] == 28_719 and counts["has_imdb_votes"] == 119
     # "who directed Kismet" and "films sharing a director with Kismet" (a MetaQA 2-hop pattern)
     kismet = kg.entity_id("Kismet")
     directors = follow_relation_path(kg, [kismet], ["directed_by"]).reached
     assert [kg.entities[d] for d in directors] == ["William Dieterle"]
     films = follow_relation_path(kg, [kismet], ["directed_by", "directed_by_inv"])
     assert kismet in films.reached and len(films.reached) > 10
-    assert all(
-        kg.has_triple(int(p[1]), kg.relation_id("directed_by_inv"), int(p[2])) for p in films.paths.nodes
-    )
+    assert all(kg.has_triple(int(p[1]), kg.relation_id("directed_by_inv"), int(p[2])) for p in films.paths.nodes)
 
 
 def test_shared_kb_loads_identically():

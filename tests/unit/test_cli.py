@@ -35,20 +35,13 @@ def test_info_json(store):
 
 
 def test_neighbors_and_paths(store):
-    out = json.loads(
-        run("neighbors", str(store), "Michael Mann", "--relation", "directed_by", "--json").stdout
-    )
+    out = json.loads(run("neighbors", str(store), "Michael Mann", "--relation", "directed_by", "--json").stdout)
     assert sorted(n["entity"] for n in out["neighbors"]) == ["Heat", "The Insider"]
     text = run("neighbors", str(store), "Heat", "--hops", "1").stdout
     assert "Heat directed by Michael Mann" in text
-    paths = json.loads(
-        run("paths", str(store), "--from", "Michael Mann", "--to", "Russell Crowe", "--json").stdout
-    )
+    paths = json.loads(run("paths", str(store), "--from", "Michael Mann", "--to", "Russell Crowe", "--json").stdout)
     assert [p["entities"] for p in paths["paths"]] == [["Michael Mann", "The Insider", "Russell Crowe"]]
-    assert (
-        paths["paths"][0]["text"]
-        == "Michael Mann <-[directed by]- The Insider -[starred actors]-> Russell Crowe"
-    )
+    assert paths["paths"][0]["text"] == "Michael Mann <-[directed by]- The Insider -[starred actors]-> Russell Crowe"
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path):
@@ -64,11 +57,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
 
 def test_unknown_entity_and_missing_store(store, tmp_path):
     proc = run("neighbors", str(store), "Micheal Mann", ok=False)
-    assert (
-        proc.returncode == 2
-        and "did you mean 'Michael Mann'" in proc.stderr
-        and "Traceback" not in proc.stderr
-    )
+    assert proc.returncode == 2 and "did you mean 'Michael Mann'" in proc.stderr and "Traceback" not in proc.stderr
     proc = run("info", str(tmp_path / "nowhere"), ok=False)
     assert proc.returncode == 2 and "not a kgrag KG store" in proc.stderr
 

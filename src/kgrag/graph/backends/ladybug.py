@@ -1,0 +1,213 @@
+"""Embedded Cypher on Ladybug (the maintained Kuzu successor): no server, a database directory in the KG store.
+
+Layout of a triples KG in Ladybug: one node table ``Entity(id INT64, name STRING)`` and one relationship table
+per KG relation (``MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name``).  The database is
+built once by bulk ``COPY`` from CSV files (never row by row), in a temp directory renamed into place, and
+tagged with the KG checksum so a re-ingested KG gets a fresh database.  Untrusted queries go through
+:func:`kgrag.retrieval.cypher.guard_cypher` and then run on a **read-only** database handle with a timeout
+and a row cap.
+
+Dialect notes for Text2Cypher prompts (Ladybug vs Neo4j): the relationship type is ``label(r)`` (Neo4j:
+``type(r)``); variable-length patterns need an upper bound (``-[*1..3]->``); shortest paths are written
+``-[* SHORTEST 1..5]->``; labels are table names, so every node here is ``:Entity``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgrag.errors import MissingExtraError
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
+
+NODE_TABLE = "Entity"
+DIALECT_NOTES = (
+    "Ladybug Cypher: every node has label Entity with properties id and name; relationship types are the KG "
+    "relations with characters other than letters, digits and _ replaced by _; use label(r) for a "
+    "relationship's type; bound variable-length patterns, e.g. -[*1..3]->."
+)
+
+
+@dataclass
+class CypherResult:
+    """Rows of a query, or why it was rejected (``rejected``) or failed (``error``)."""
+
+    query: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    error: str | None = None
+    rejected: bool = False
+    truncated: bool = False
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "ok": self.ok,
+            "rejected": self.rejected,
+            "error": self.error,
+            "columns": self.columns,
+            "rows": self.rows,
+            "truncated": self.truncated,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def _escape_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def table_names(relations: list[str]) -> list[str]:
+    """Ladybug table name per relation: characters other than letters, digits and ``_`` become ``_``.
+
+    Ladybug reads ``a.b`` in a pattern as database ``a``, table ``b`` even inside backticks, so Freebase-style
+    names (``people.person.place_of_birth``) are stored as ``people_person_place_of_birth``.  Table names are
+    case-insensitive, so clashes get a numeric suffix.
+    """
+    out: list[str] = []
+    seen: set[str] = {NODE_TABLE.lower()}
+    for rel in relations:
+        base = re.sub(r"\W", "_", rel, flags=re.ASCII).strip("_") or "rel"
+        if base[0].isdigit():
+            base = "r_" + base
+        name, n = base, 1
+        while name.lower() in seen:
+            n += 1
+            name = f"{base}_{n}"
+        seen.add(name.lower())
+        out.append(name)
+    return out
+
+
+class LadybugBackend:
+    """Cypher over a KnowledgeGraph through an embedded Ladybug database."""
+
+    supports_cypher = True
+    supports_paths = True
+    name = "ladybug"
+
+    def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None) -> None:
+        try:
+            import ladybug
+        except ImportError as exc:
+            raise MissingExtraError(None, "the Ladybug backend", "ladybug") from exc
+        self._lb = ladybug
+        self.kg = kg
+        if path is None:
+            path = kg.store_path / "ladybug" if kg.store_path else Path(tempfile.mkdtemp(prefix="kgrag-ladybug-"))
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.tables = table_names(self.kg.relations)
+        self.build_seconds = 0.0
+        if not self._is_current():
+            self._build()
+        self._db = ladybug.Database(str(self.path / "db"), read_only=True)
+        self._conn = ladybug.Connection(self._db)
+
+    # ------------------------------------------------------------------ build
+    def _tag(self) -> dict[str, Any]:
+        return {"kg_checksum": self.kg.checksum, "triples": self.kg.num_triples, "layout": 2, "tables": self.tables}
+
+    def _is_current(self) -> bool:
+        tag = self.path / "tag.json"
+        return (
+            self.kg.checksum is not None
+            and tag.exists()
+            and json.loads(tag.read_text()) == self._tag()
+            and (self.path / "db").exists()
+        )
+
+    def _build(self) -> None:
+        start = time.perf_counter()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
+        try:
+            db = self._lb.Database(str(tmp / "db"))
+            conn = self._lb.Connection(db)
+            conn.execute(f"CREATE NODE TABLE {NODE_TABLE}(id INT64, name STRING, PRIMARY KEY(id))")
+            ent_csv = tmp / "entities.csv"
+            with open(ent_csv, "w", encoding="utf-8", newline="") as fh:
+                writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
+                writer.writerow(["id", "name"])
+                writer.writerows(enumerate(self.kg.entities))
+            conn.execute(f"COPY {NODE_TABLE} FROM '{ent_csv}' (header=true, escape='\"')")
+            order = np.argsort(self.kg.rels, kind="stable")
+            bounds = np.searchsorted(self.kg.rels[order], np.arange(self.kg.num_relations + 1))
+            for rid, rel in enumerate(self.tables):
+                conn.execute(f"CREATE REL TABLE {_escape_name(rel)}(FROM {NODE_TABLE} TO {NODE_TABLE})")
+                tids = order[bounds[rid] : bounds[rid + 1]]
+                rel_csv = tmp / f"rel_{rid}.csv"
+                pairs = np.column_stack([self.kg.heads[tids], self.kg.tails[tids]])
+                np.savetxt(rel_csv, pairs, fmt="%d", delimiter=",", header="from,to", comments="")
+                conn.execute(f"COPY {_escape_name(rel)} FROM '{rel_csv}' (header=true)")
+            del conn, db
+            for f in tmp.glob("*.csv"):
+                f.unlink()
+            (tmp / "tag.json").write_text(json.dumps(self._tag()))
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            tmp.rename(self.path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.build_seconds = time.perf_counter() - start
+
+    # ------------------------------------------------------------------ queries
+    def run(
+        self,
+        query: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float = 10.0,
+        row_cap: int = DEFAULT_ROW_CAP,
+        trusted: bool = False,
+    ) -> CypherResult:
+        """Run a query (guarded unless ``trusted``) on the read-only database; never raises for bad queries."""
+        start = time.perf_counter()
+        if not trusted:
+            guard = guard_cypher(query, row_cap=row_cap + 1)  # one extra row tells us about truncation
+            if not guard.ok:
+                return CypherResult(query=query, error=guard.reason, rejected=True)
+            query = guard.query
+        with self._lock:
+            try:
+                self._conn.set_query_timeout(int(timeout * 1000))
+                result = self._conn.execute(query, params or {})
+                columns = list(result.get_column_names())
+                rows: list[list[Any]] = []
+                while result.has_next() and len(rows) < row_cap:
+                    rows.append(list(result.get_next()))
+                truncated = result.has_next()
+            except Exception as exc:  # the engine's parse/bind/runtime/timeout errors
+                return CypherResult(
+                    query=query, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start
+                )
+        return CypherResult(
+            query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
+        )
+
+    def schema(self) -> str:
+        """Schema description for prompts: the node table and each relationship type with its size."""
+        counts = np.bincount(self.kg.rels, minlength=self.kg.num_relations)
+        rels = "\n".join(
+            f"(:{NODE_TABLE})-[:{r}]->(:{NODE_TABLE})  # {int(c):,} edges" for r, c in zip(self.kg.relations, counts)
+        )
+        return f"Node label: {NODE_TABLE} (properties: id INT64, name STRING)\nRelationships:\n{rels}\n{DIALECT_NOTES}"
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,114 @@
+"""Ladybug backend: bulk-built database, guarded read-only Cypher, attacks change nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+from tests.conftest import MOVIES
+from tests.unit.test_cypher_guard import ATTACKS, LEGIT
+
+pytestmark = pytest.mark.integration
+ladybug = pytest.importorskip("ladybug")
+
+TRIPLES = [*MOVIES, ("Amélie", "directed_by", "Jean-Pierre Jeunet"), ('Film, "quoted"', "odd.relation/name", "x")]
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    return KnowledgeGraph.load(KnowledgeGraph.from_triples(TRIPLES).save(tmp_path_factory.mktemp("kg") / "kg"))
+
+
+@pytest.fixture(scope="module")
+def db(kg):
+    from kgrag.graph.backends.ladybug import LadybugBackend
+
+    return LadybugBackend(kg)
+
+
+def counts(db):
+    nodes = db.run("MATCH (n) RETURN count(n)").rows[0][0]
+    edges = db.run("MATCH ()-[r]->() RETURN count(r)").rows[0][0]
+    return nodes, edges
+
+
+def test_database_mirrors_the_kg(kg, db):
+    assert counts(db) == (kg.num_entities, kg.num_triples)
+    res = db.run("MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name")
+    assert res.ok and res.rows == [["Michael Mann"]]
+    odd = db.run("MATCH (a)-[:odd_relation_name]->(b) RETURN a.name, b.name")
+    assert odd.rows == [['Film, "quoted"', "x"]]
+    assert (kg.store_path / "ladybug" / "tag.json").exists()
+    assert "directed_by" in db.schema()
+
+
+@pytest.mark.parametrize("query", LEGIT)
+def test_legit_reads_run(db, query):
+    res = db.run(query, {"name": "Heat"} if "$name" in query else None)
+    assert res.ok, res.error
+
+
+def test_attacks_rejected_and_database_unchanged(db):
+    before = counts(db)
+    for query in ATTACKS:
+        assert db.run(query).rejected, query
+        db.run(query, trusted=True)  # bypass the guard: the read-only engine must still refuse
+    assert counts(db) == before
+
+
+def test_errors_are_results_not_exceptions(db):
+    res = db.run("MATCH (n:NoSuchLabel) RETURN n")
+    assert not res.ok and not res.rejected and res.error
+    capped = db.run("MATCH (n) RETURN n.name", row_cap=3)
+    assert len(capped.rows) == 3 and capped.truncated and capped.query.endswith("LIMIT 4")
+    exact = db.run("MATCH (n:Entity {name: 'Heat'}) RETURN n.name", row_cap=3)
+    assert exact.rows == [["Heat"]] and not exact.truncated
+
+
+def test_table_names_are_sanitised():
+    from kgrag.graph.backends.ladybug import table_names
+
+    assert table_names(["people.person.place_of_birth", "a-b", "A_B", "1st", "Entity"]) == [
+        "people_person_place_of_birth",
+        "a_b",
+        "A_B_2",
+        "r_1st",
+        "Entity_2",
+    ]
+
+
+def test_rebuilt_only_when_the_kg_changes(kg, db):
+    from kgrag.graph.backends.ladybug import LadybugBackend
+
+    again = LadybugBackend(kg)
+    assert again.build_seconds == 0.0  # reused
+
+
+def test_cli_cypher_exit_codes(kg, db):
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgrag",
+            "cypher",
+            str(kg.store_path),
+            "MATCH (m:Entity {name: 'Alien'})-[:release_year]->(y) RETURN y.name",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["rows"] == [["1979"]]
+    bad = subprocess.run(
+        [sys.executable, "-m", "kgrag", "cypher", str(kg.store_path), "MATCH (n) DELETE n"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 3 and "rejected: write or admin keyword DELETE" in bad.stderr
