@@ -446,6 +446,51 @@ def cypher(
         raise typer.Exit(1)
 
 
+@app.command()
+def index(
+    kg_dir: KGDir,
+    triples: Annotated[bool, typer.Option("--triples", help="Also embed every verbalised triple.")] = False,
+    embedder: Annotated[str, typer.Option(help="Embedder for triples (minilm | static | st:MODEL).")] = "minilm",
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the linking indexes (and optionally all triple embeddings) now instead of on first use."""
+    import numpy as np
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from kgrag.linking import HybridLinker
+    from kgrag.models.embeddings import load_embedder
+    from kgrag.models.embeddings.kg_cache import KGEmbeddings
+
+    kg = _load(kg_dir)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    linker = HybridLinker(kg)
+    linker.fuzzy  # noqa: B018 - builds the fuzzy index
+    linker.embedding  # noqa: B018 - builds and saves the faiss index
+    timings["linking_seconds"] = round(time.perf_counter() - start, 2)
+    if triples:
+        start = time.perf_counter()
+        vectors = KGEmbeddings(kg, load_embedder(embedder))
+        step = 4096
+        with Progress(
+            "embedding triples",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task("triples", total=kg.num_triples)
+            for lo in range(0, kg.num_triples, step):
+                vectors.triples(np.arange(lo, min(lo + step, kg.num_triples)))
+                progress.update(task, completed=min(lo + step, kg.num_triples))
+        timings["triples_seconds"] = round(time.perf_counter() - start, 2)
+    if as_json:
+        _print_json(timings)
+    else:
+        console.print(f"[green]✓[/green] indexes ready in {kg_dir}: {timings}")
+
+
 models_app = typer.Typer(help="Local GGUF models shipped in PyPI packages.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 

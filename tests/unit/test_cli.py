@@ -72,3 +72,10 @@ def test_retrieve_json(store):
     assert out["method"] == "kaping" and out["evidence"]
     assert out["evidence"][0]["text"] == "Heat directed by Michael Mann"
     assert out["evidence"][0]["triples"]
+
+
+def test_index_builds_linking_and_triple_vectors(store):
+    out = json.loads(run("index", str(store), "--triples", "--embedder", "static", "--json").stdout)
+    assert set(out) == {"linking_seconds", "triples_seconds"}
+    done = store / "embeddings" / "static-minilm-static-256" / "triples_done.u8"
+    assert done.exists() and all(done.read_bytes())
