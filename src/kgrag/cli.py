@@ -52,19 +52,33 @@ def ingest(
     head: Annotated[str | None, typer.Option(help="Head column (name or 0-based number).")] = None,
     relation: Annotated[str | None, typer.Option(help="Relation column.")] = None,
     tail: Annotated[str | None, typer.Option(help="Tail column.")] = None,
-    demo: Annotated[str | None, typer.Option(help="Build a bundled demo KG instead (e.g. metaqa).")] = None,
+    demo: Annotated[str | None, typer.Option(help="Build a bundled demo KG instead (metaqa, northwind).")] = None,
+    mapping: Annotated[
+        Path | None, typer.Option(help="Property graph: a JSON mapping of node/relationship CSV files.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Load a triples file (or a bundled demo KG) into a KG store directory."""
     from kgrag.demo import demo_path, get_demo
     from kgrag.graph.io import load_file
 
-    if (path is None) == (demo is None):
-        raise typer.BadParameter("give either a PATH or --demo NAME")
+    if sum(x is not None for x in (path, demo, mapping)) != 1:
+        raise typer.BadParameter("give either a PATH, --demo NAME or --mapping FILE")
     start = time.perf_counter()
     if demo is not None:
         path = demo_path(demo)
         format = get_demo(demo).format
+        if get_demo(demo).property_graph:
+            mapping, path = path, None
+    if mapping is not None:
+        from kgrag.graph.property_graph import PropertyGraph
+
+        graph = PropertyGraph.load(mapping)
+        kg = graph.to_knowledge_graph()
+        store = kg.save(out)
+        graph.save_tables(store)
+        _ingest_summary(kg, store, mapping, time.perf_counter() - start, as_json)
+        return
     assert path is not None
 
     def column(value: str | None) -> str | int | None:
@@ -73,10 +87,13 @@ def ingest(
     with err_console.status(f"reading {path}", spinner="dots") if not as_json else nullcontext():
         kg = load_file(path, format=format, head=column(head), relation=column(relation), tail=column(tail))
         store = kg.save(out)
-    seconds = time.perf_counter() - start
+    _ingest_summary(kg, store, path, time.perf_counter() - start, as_json)
+
+
+def _ingest_summary(kg: Any, store: Path, source: Path, seconds: float, as_json: bool) -> None:
     summary = {
         "store": str(store),
-        "source": str(path),
+        "source": str(source),
         "entities": kg.num_entities,
         "relations": kg.num_relations,
         "triples": kg.num_triples,

@@ -17,6 +17,7 @@ class DemoKG:
     description: str
     licence: str
     example_questions: tuple[tuple[str, str], ...] = ()
+    property_graph: bool = False  # resource is a mapping.json of CSV files (see kgrag.graph.property_graph)
 
 
 DEMOS: dict[str, DemoKG] = {
@@ -31,6 +32,14 @@ DEMOS: dict[str, DemoKG] = {
             ("what films did Michael Mann direct", "Michael Mann"),
             ("which genre is The Matrix", "The Matrix"),
         ),
+    ),
+    "northwind": DemoKG(
+        name="northwind",
+        resource="data/northwind/mapping.json",
+        format="property-graph",
+        description="Northwind as a property graph (Product, Category, Supplier, Customer, Order)",
+        licence="Microsoft sample database; see kgrag/data/northwind/ATTRIBUTION.md",
+        property_graph=True,
     ),
 }
 

@@ -112,3 +112,33 @@ def test_cli_cypher_exit_codes(kg, db):
         timeout=120,
     )
     assert bad.returncode == 3 and "rejected: write or admin keyword DELETE" in bad.stderr
+
+
+def test_dialect_rewrite_outside_strings():
+    from kgrag.graph.backends.ladybug import to_ladybug_dialect
+
+    q = "MATCH (o:Order {note: ':Order toFloat(x)'}) RETURN toFloat(o.freight), toInteger('3')"
+    assert to_ladybug_dialect(q, {"Order", "Product"}) == (
+        "MATCH (o:`Order` {note: ':Order toFloat(x)'}) RETURN to_double(o.freight), to_int64('3')"
+    )
+
+
+def test_northwind_property_graph(tmp_path):
+    from kgrag.demo import demo_path
+    from kgrag.graph.backends.ladybug import LadybugBackend
+    from kgrag.graph.property_graph import PropertyGraph
+
+    graph = PropertyGraph.load(demo_path("northwind"))
+    store = graph.to_knowledge_graph().save(tmp_path / "nw")
+    graph.save_tables(store)
+    kg = KnowledgeGraph.load(store)
+    assert kg.has_triple(kg.entity_id("Chai"), kg.relation_id("PART_OF"), kg.entity_id("Beverages"))
+    assert kg.has_triple(kg.entity_id("Chai"), kg.relation_id("unitPrice"), kg.entity_id("18.00"))
+    db = LadybugBackend(kg)
+    top = db.run(
+        "MATCH (p:Product)<-[:ORDERS]-(:Order) WITH p, count(*) AS n ORDER BY n DESC LIMIT 1 RETURN p.productName, n"
+    )
+    assert top.ok and top.rows == [["Raclette Courdavault", 54]]
+    typed = db.run("MATCH (o:Order)-[r:ORDERS]->(p:Product {productName: 'Chai'}) RETURN sum(r.quantity)")
+    assert typed.ok and isinstance(typed.rows[0][0], int)
+    assert "ORDERS {orderID: STRING" in db.schema()

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,17 @@ import numpy as np
 
 from kgrag.errors import MissingExtraError
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.property_graph import STORE_DIR, stored_mapping
 from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
+
+_TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN"}
 
 NODE_TABLE = "Entity"
 DIALECT_NOTES = (
     "Ladybug Cypher: every node has label Entity with properties id and name; relationship types are the KG "
     "relations with characters other than letters, digits and _ replaced by _; use label(r) for a "
-    "relationship's type; bound variable-length patterns, e.g. -[*1..3]->."
+    "relationship's type; bound variable-length patterns, e.g. -[*1..3]->; to_double/to_int64 instead of "
+    "toFloat/toInteger."
 )
 
 
@@ -68,8 +73,90 @@ class CypherResult:
         }
 
 
+def plain_value(value: Any) -> Any:
+    """Engine values as JSON-friendly Python values (Decimal sums, dates, nested nodes and lists)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {str(k): plain_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
 def _escape_name(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
+# Words that Ladybug's parser reserves but schemas use as labels or relationship types (Northwind's :Order).
+RESERVED = frozenset(
+    {
+        "order",
+        "group",
+        "limit",
+        "match",
+        "return",
+        "where",
+        "with",
+        "union",
+        "end",
+        "case",
+        "contains",
+        "count",
+        "exists",
+        "in",
+        "is",
+        "not",
+        "or",
+        "and",
+        "xor",
+        "by",
+        "desc",
+        "asc",
+        "skip",
+        "unwind",
+        "call",
+        "yield",
+        "optional",
+        "all",
+        "any",
+        "none",
+        "single",
+    }
+)
+
+
+# Neo4j function names and their Ladybug equivalents.
+_FUNCTIONS = {"tofloat": "to_double", "tointeger": "to_int64", "tostring": "to_string", "toboolean": "to_bool"}
+_FUNCTION_CALL = re.compile(r"\b(" + "|".join(_FUNCTIONS) + r")\s*\(", re.IGNORECASE)
+
+
+def to_ladybug_dialect(query: str, labels: set[str]) -> str:
+    """Rewrite Neo4j-isms Ladybug rejects, outside string literals.
+
+    Labels/types that are reserved words get backticks (``(:Order)`` → ``(:`Order`)``); ``toFloat``,
+    ``toInteger``, ``toString``, ``toBoolean`` become ``to_double``, ``to_int64``, ``to_string``, ``to_bool``.
+    """
+    reserved = {lab for lab in labels if lab.lower() in RESERVED}
+    label_re = re.compile(r"(:\s*)(" + "|".join(re.escape(lab) for lab in reserved) + r")\b") if reserved else None
+
+    def rewrite(segment: str) -> str:
+        if label_re is not None:
+            segment = label_re.sub(lambda x: f"{x.group(1)}`{x.group(2)}`", segment)
+        return _FUNCTION_CALL.sub(lambda x: _FUNCTIONS[x.group(1).lower()] + "(", segment)
+
+    out, last = [], 0
+    for m in _STRING.finditer(query):
+        out.append(rewrite(query[last : m.start()]))
+        out.append(m.group())
+        last = m.end()
+    out.append(rewrite(query[last:]))
+    return "".join(out)
 
 
 def table_names(relations: list[str]) -> list[str]:
@@ -113,6 +200,7 @@ class LadybugBackend:
         self.path = Path(path)
         self._lock = threading.Lock()
         self.tables = table_names(self.kg.relations)
+        self.mapping = stored_mapping(kg)  # a property graph keeps its labels and typed properties
         self.build_seconds = 0.0
         if not self._is_current():
             self._build()
@@ -121,7 +209,13 @@ class LadybugBackend:
 
     # ------------------------------------------------------------------ build
     def _tag(self) -> dict[str, Any]:
-        return {"kg_checksum": self.kg.checksum, "triples": self.kg.num_triples, "layout": 2, "tables": self.tables}
+        return {
+            "kg_checksum": self.kg.checksum,
+            "triples": self.kg.num_triples,
+            "layout": 2,
+            "tables": self.tables,
+            "property_graph": self.mapping is not None,
+        }
 
     def _is_current(self) -> bool:
         tag = self.path / "tag.json"
@@ -139,22 +233,10 @@ class LadybugBackend:
         try:
             db = self._lb.Database(str(tmp / "db"))
             conn = self._lb.Connection(db)
-            conn.execute(f"CREATE NODE TABLE {NODE_TABLE}(id INT64, name STRING, PRIMARY KEY(id))")
-            ent_csv = tmp / "entities.csv"
-            with open(ent_csv, "w", encoding="utf-8", newline="") as fh:
-                writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
-                writer.writerow(["id", "name"])
-                writer.writerows(enumerate(self.kg.entities))
-            conn.execute(f"COPY {NODE_TABLE} FROM '{ent_csv}' (header=true, escape='\"')")
-            order = np.argsort(self.kg.rels, kind="stable")
-            bounds = np.searchsorted(self.kg.rels[order], np.arange(self.kg.num_relations + 1))
-            for rid, rel in enumerate(self.tables):
-                conn.execute(f"CREATE REL TABLE {_escape_name(rel)}(FROM {NODE_TABLE} TO {NODE_TABLE})")
-                tids = order[bounds[rid] : bounds[rid + 1]]
-                rel_csv = tmp / f"rel_{rid}.csv"
-                pairs = np.column_stack([self.kg.heads[tids], self.kg.tails[tids]])
-                np.savetxt(rel_csv, pairs, fmt="%d", delimiter=",", header="from,to", comments="")
-                conn.execute(f"COPY {_escape_name(rel)} FROM '{rel_csv}' (header=true)")
+            if self.mapping is not None:
+                self._build_property_graph(conn)
+            else:
+                self._build_triples(conn, tmp)
             del conn, db
             for f in tmp.glob("*.csv"):
                 f.unlink()
@@ -166,6 +248,42 @@ class LadybugBackend:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         self.build_seconds = time.perf_counter() - start
+
+    def _build_triples(self, conn: Any, tmp: Path) -> None:
+        conn.execute(f"CREATE NODE TABLE {NODE_TABLE}(id INT64, name STRING, PRIMARY KEY(id))")
+        ent_csv = tmp / "entities.csv"
+        with open(ent_csv, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
+            writer.writerow(["id", "name"])
+            writer.writerows(enumerate(self.kg.entities))
+        conn.execute(f"COPY {NODE_TABLE} FROM '{ent_csv}' (header=true, escape='\"')")
+        order = np.argsort(self.kg.rels, kind="stable")
+        bounds = np.searchsorted(self.kg.rels[order], np.arange(self.kg.num_relations + 1))
+        for rid, rel in enumerate(self.tables):
+            conn.execute(f"CREATE REL TABLE {_escape_name(rel)}(FROM {NODE_TABLE} TO {NODE_TABLE})")
+            tids = order[bounds[rid] : bounds[rid + 1]]
+            rel_csv = tmp / f"rel_{rid}.csv"
+            pairs = np.column_stack([self.kg.heads[tids], self.kg.tails[tids]])
+            np.savetxt(rel_csv, pairs, fmt="%d", delimiter=",", header="from,to", comments="")
+            conn.execute(f"COPY {_escape_name(rel)} FROM '{rel_csv}' (header=true)")
+
+    def _build_property_graph(self, conn: Any) -> None:
+        """Typed node and relationship tables straight from the cleaned CSVs kept in the store."""
+        assert self.mapping is not None and self.kg.store_path is not None
+        tables = self.kg.store_path / STORE_DIR
+        for node in self.mapping["nodes"]:
+            cols = ", ".join(f"{_escape_name(p)} {_TYPES[t]}" for p, t in node["properties"].items())
+            label = _escape_name(node["label"])
+            conn.execute(f"CREATE NODE TABLE {label}({cols}, PRIMARY KEY({_escape_name(node['key'])}))")
+            conn.execute(
+                f"COPY {label} FROM '{tables / ('node_' + node['label'] + '.csv')}' (header=true, escape='\"')"
+            )
+        for rel in self.mapping["relationships"]:
+            props = "".join(f", {_escape_name(p)} {_TYPES[t]}" for p, t in rel.get("properties", {}).items())
+            name = _escape_name(rel["type"])
+            src, dst = _escape_name(rel["from"]["label"]), _escape_name(rel["to"]["label"])
+            conn.execute(f"CREATE REL TABLE {name}(FROM {src} TO {dst}{props})")
+            conn.execute(f"COPY {name} FROM '{tables / ('rel_' + rel['type'] + '.csv')}' (header=true, escape='\"')")
 
     # ------------------------------------------------------------------ queries
     def run(
@@ -184,6 +302,7 @@ class LadybugBackend:
             if not guard.ok:
                 return CypherResult(query=query, error=guard.reason, rejected=True)
             query = guard.query
+        query = to_ladybug_dialect(query, self._labels())
         with self._lock:
             try:
                 self._conn.set_query_timeout(int(timeout * 1000))
@@ -191,7 +310,7 @@ class LadybugBackend:
                 columns = list(result.get_column_names())
                 rows: list[list[Any]] = []
                 while result.has_next() and len(rows) < row_cap:
-                    rows.append(list(result.get_next()))
+                    rows.append([plain_value(v) for v in result.get_next()])
                 truncated = result.has_next()
             except Exception as exc:  # the engine's parse/bind/runtime/timeout errors
                 return CypherResult(
@@ -201,8 +320,26 @@ class LadybugBackend:
             query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
         )
 
+    def _labels(self) -> set[str]:
+        if self.mapping is None:
+            return set(self.tables)
+        return {n["label"] for n in self.mapping["nodes"]} | {r["type"] for r in self.mapping["relationships"]}
+
     def schema(self) -> str:
-        """Schema description for prompts: the node table and each relationship type with its size."""
+        """Schema description for prompts: labels with typed properties, relationship patterns, dialect notes."""
+        if self.mapping is not None:
+            lines = ["Node properties:"]
+            for node in self.mapping["nodes"]:
+                props = ", ".join(f"{p}: {t}" for p, t in node["properties"].items())
+                lines.append(f"- {node['label']}: {props}")
+            lines.append("Relationships:")
+            for rel in self.mapping["relationships"]:
+                props = ", ".join(f"{p}: {t}" for p, t in rel.get("properties", {}).items())
+                lines.append(
+                    f"(:{rel['from']['label']})-[:{rel['type']}{' {' + props + '}' if props else ''}]->"
+                    f"(:{rel['to']['label']})"
+                )
+            return "\n".join(lines)
         counts = np.bincount(self.kg.rels, minlength=self.kg.num_relations)
         rels = "\n".join(
             f"(:{NODE_TABLE})-[:{r}]->(:{NODE_TABLE})  # {int(c):,} edges" for r, c in zip(self.kg.relations, counts)
