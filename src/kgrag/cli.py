@@ -432,7 +432,7 @@ def eval_command(
 def cypher(
     kg_dir: KGDir,
     query: Annotated[str, typer.Argument(help="A read-only Cypher query.")],
-    backend: Annotated[str, typer.Option(help="ladybug (embedded)")] = "ladybug",
+    backend: Annotated[str, typer.Option(help="ladybug (embedded) | bolt://host:port")] = "ladybug",
     row_cap: Annotated[int, typer.Option(min=1, help="Most rows to return.")] = 100,
     timeout: Annotated[float, typer.Option(help="Seconds before the query is interrupted.")] = 10.0,
     as_json: JsonOpt = False,
