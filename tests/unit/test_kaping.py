@@ -47,3 +47,16 @@ def test_candidate_prefilter_caps_hubs(tmp_path):
     capped = candidate_triples(kg, [drama], "who directed drama films", hops=2, max_candidates=50)
     assert len(capped) == 50 and np.isin(capped, all_tids).all()
     assert len(np.unique(capped)) == 50
+
+
+def test_cypher_baseline_runs_guarded_query(tmp_path):
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    query = "MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name"
+    llm = ScriptedLLM({"rules": [{"prompt": "text2cypher", "match": "directed_by",
+                                  "response": f"```\n<cypher>{query}</cypher>\n```"}]})
+    answer = get_method("cypher")(kg, llm=llm).answer("who directed Heat")
+    assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 1
+    assert answer.trace[1].outputs["ok"] and answer.evidence[0].source == "cypher"
+    evil = ScriptedLLM({"default": "<cypher>MATCH (n) DETACH DELETE n</cypher>"})
+    blocked = get_method("cypher")(kg, llm=evil).answer("delete everything")
+    assert blocked.answers == [] and blocked.trace[1].outputs["rejected"]

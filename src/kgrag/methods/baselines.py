@@ -105,3 +105,56 @@ class Kaping(Method):
             answers = ask_for_answers(self, "kaping_answer", question=question, facts=facts_text(evidence))
             step.outputs["answers"] = answers
         return answers, evidence
+
+
+class CypherConfig(MethodConfig):
+    backend: str = "ladybug"
+    row_cap: int = 50
+    timeout: float = 10.0
+
+
+@registry.register("cypher")
+class TextToCypher(Method):
+    """Text2Cypher baseline: the LLM writes one Cypher query; guarded, read-only execution; rows are answers."""
+
+    name = "cypher"
+    Config = CypherConfig
+    config: CypherConfig
+
+    @cached_property
+    def backend(self):
+        from kgrag.graph.backends import open_cypher_backend
+
+        return open_cypher_backend(self.kg, self.config.backend)
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        prompt = load_prompt("text2cypher")
+        assert self.llm is not None
+        with trace.step("write_cypher") as step:
+            gen = self.llm.generate(
+                prompt.render(schema=self.backend.schema(), question=question),
+                name=prompt.name,
+                max_tokens=prompt.max_tokens,
+                temperature=prompt.temperature,
+            )
+            query = (parse_tags(gen.text, prompt.tags).get("cypher") or "").strip()
+            step.outputs["cypher"] = query
+        if not query:
+            return [], []
+        with trace.step("execute", cypher=query) as step:
+            result = self.backend.run(query, row_cap=self.config.row_cap, timeout=self.config.timeout)
+            step.outputs.update(
+                {"ok": result.ok, "rejected": result.rejected, "error": result.error, "rows": len(result.rows)}
+            )
+        if not result.ok:
+            return [], []
+        answers = list(dict.fromkeys(str(row[0]) for row in result.rows if row and row[0] is not None))
+        evidence = [
+            Evidence(
+                text=", ".join(f"{c}={v}" for c, v in zip(result.columns, row)),
+                entities=[str(v) for v in row if isinstance(v, str)],
+                source="cypher",
+            )
+            for row in result.rows
+        ]
+        return answers, evidence
