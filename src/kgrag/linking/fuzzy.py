@@ -50,17 +50,18 @@ class FuzzyLinker:
             pool = pool[np.argsort(-counts, kind="stable")[: self.max_candidates]]
         return pool
 
-    def link(self, mention: str, k: int = 3, *, score_cutoff: float = 60.0) -> list[Candidate]:
+    def link(self, mention: str, k: int = 3, *, score_cutoff: float = 60.0, full_scan: bool = True) -> list[Candidate]:
         """Best ``k`` entities by normalised edit similarity (score in [0, 1]).
 
         Ties are broken by whether the name's capitalisation matches the mention's, then by degree.
+        ``full_scan=False`` keeps to the gram prefilter (for scanning many n-grams of a question).
         """
         query = normalize(mention)
         if not query:
             return []
         pool = self._pool(query)
         hits = self._extract(query, pool, k, score_cutoff) if len(pool) else []
-        if (not hits or hits[0][1] < 90) and len(self.keys) <= FULL_SCAN_MAX:
+        if full_scan and (not hits or hits[0][1] < 90) and len(self.keys) <= FULL_SCAN_MAX:
             hits = self._extract(query, None, k, score_cutoff)
         capital = mention[:1].isupper()
         out: list[Candidate] = []

@@ -81,7 +81,9 @@ class HybridLinker:
                 words = [t for t, _, _ in toks[i:j]]
                 if all(w in STOPWORDS for w in words) or sum(len(w) for w in words) < 4:
                     continue
-                cands = self.fuzzy.link(question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF)
+                cands = self.fuzzy.link(
+                    question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False
+                )
                 if cands:
                     found.append((cands[0].score + 0.01 * (j - i), i, j, cands))
         found.sort(key=lambda f: -f[0])
