@@ -10,17 +10,25 @@ import numpy as np
 from kgrag.eval.runner import bootstrap_ci
 
 TABLE_METRICS = ("hit@1", "hit", "em", "f1", "answer_recall", "evidence_triples", "llm_calls", "seconds")
+RETRIEVAL_METRICS = ("answer_recall", "evidence_triples", "evidence_tokens", "seconds")
+GROUP_METRICS = ("hit@1", "f1", "answer_recall", "evidence_triples")
+RETRIEVAL_GROUP_METRICS = ("answer_recall", "evidence_triples", "seconds")
 
 
 def _fmt(values: list[float], metric: str) -> str:
     mean = float(np.mean(values)) if values else 0.0
-    if metric in ("evidence_triples", "llm_calls", "seconds"):
-        return f"{mean:.2f}" if metric != "evidence_triples" else f"{mean:.1f}"
+    if metric in ("evidence_triples", "evidence_tokens", "llm_calls", "seconds"):
+        return (
+            f"{mean:.3f}" if metric == "seconds" else f"{mean:.1f}" if metric.startswith("evidence") else f"{mean:.2f}"
+        )
     low, high = bootstrap_ci(values)
     return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> Path:
+    retrieval_only = bool(meta.get("retrieval_only"))
+    table_metrics = RETRIEVAL_METRICS if retrieval_only else TABLE_METRICS
+    group_metrics = RETRIEVAL_GROUP_METRICS if retrieval_only else GROUP_METRICS
     lines = [
         "# kgrag evaluation report",
         "",
@@ -31,11 +39,11 @@ def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]],
         "",
         "Means with 95% bootstrap confidence intervals (1,000 resamples).",
         "",
-        "| method | n | " + " | ".join(TABLE_METRICS) + " | errors |",
-        "|---|---|" + "---|" * len(TABLE_METRICS) + "---|",
+        "| method | n | " + " | ".join(table_metrics) + " | errors |",
+        "|---|---|" + "---|" * len(table_metrics) + "---|",
     ]
     for method, rows in rows_by_method.items():
-        cells = [_fmt([r[m] for r in rows], m) for m in TABLE_METRICS]
+        cells = [_fmt([r[m] for r in rows], m) for m in table_metrics]
         errors = sum(1 for r in rows if r.get("error"))
         lines.append(f"| {method} | {len(rows)} | " + " | ".join(cells) + f" | {errors} |")
     groups = sorted({r["group"] for rows in rows_by_method.values() for r in rows})
@@ -44,14 +52,14 @@ def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]],
             "",
             "## By group",
             "",
-            "| method | group | n | hit@1 | f1 | answer_recall | evidence_triples |",
-            "|---|---|---|---|---|---|---|",
+            "| method | group | n | " + " | ".join(group_metrics) + " |",
+            "|---|---|---|" + "---|" * len(group_metrics),
         ]
         for method, rows in rows_by_method.items():
             for g in groups:
                 sub = [r for r in rows if r["group"] == g]
                 if sub:
-                    cells = [_fmt([r[m] for r in sub], m) for m in ("hit@1", "f1", "answer_recall", "evidence_triples")]
+                    cells = [_fmt([r[m] for r in sub], m) for m in group_metrics]
                     lines.append(f"| {method} | {g} | {len(sub)} | " + " | ".join(cells) + " |")
     plots = write_plots(out_dir, rows_by_method)
     if plots:
