@@ -358,6 +358,12 @@ def eval_command(
     kg = _load(kg_dir)
     examples = select(load_datasets(dataset), limit=limit, sample=sample, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
+    if any("cypher" in ex.meta and not ex.answers for ex in examples):
+        from kgrag.eval.runner import fill_gold_from_cypher
+        from kgrag.graph.backends import open_cypher_backend
+
+        ran = fill_gold_from_cypher(examples, open_cypher_backend(kg))
+        err_console.print(f"gold answers from {ran}/{len(examples)} gold Cypher queries on the KG's backend")
     model = None
     if not retrieval_only and any(c.needs_llm for c in classes.values()):
         model = load_llm(llm, cache=cache or out / "llm-cache.sqlite")

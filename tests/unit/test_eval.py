@@ -161,3 +161,24 @@ def test_cli_eval_writes_contract_files(tmp_path):
     }
     assert (tmp_path / "ev" / "report.md").read_text().startswith("# kgrag evaluation report")
     assert json.loads((tmp_path / "ev" / "noop" / "results.jsonl").read_text())["gold"] == ["Michael Mann"]
+
+
+def test_text2cypher_gold_and_execution_accuracy(tmp_path):
+    from kgrag.eval.runner import fill_gold_from_cypher, run_question
+    from kgrag.graph.backends.ladybug import LadybugBackend
+    from kgrag.methods import get as get_method
+    from kgrag.models.llm.scripted import ScriptedLLM
+
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    gold = "MATCH (m:Entity)-[:directed_by]->(d:Entity {name: 'Michael Mann'}) RETURN m.name"
+    path = tmp_path / "t2c.jsonl"
+    path.write_text(json.dumps({"question": "films by Michael Mann", "cypher": gold, "type": "simple"}) + "\n")
+    examples = load_dataset(f"text2cypher:{path}")
+    assert fill_gold_from_cypher(examples, LadybugBackend(kg)) == 1
+    assert sorted(examples[0].answers) == ["Heat", "The Insider"]
+    same_rows = "MATCH (d:Entity {name: 'Michael Mann'})<-[:directed_by]-(m) RETURN m.name"
+    for query, expected in ((same_rows, 1.0), ("MATCH (m:Entity {name: 'Heat'}) RETURN m.name", 0.0)):
+        llm = ScriptedLLM({"default": f"<cypher>{query}</cypher>"})
+        row = run_question(get_method("cypher")(kg, llm=llm), examples[0], False)
+        assert row["execution_accuracy"] == expected
+    assert summarise([row])["execution_accuracy"] == 0.0

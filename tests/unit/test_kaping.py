@@ -52,8 +52,13 @@ def test_candidate_prefilter_caps_hubs(tmp_path):
 def test_cypher_baseline_runs_guarded_query(tmp_path):
     kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
     query = "MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name"
-    llm = ScriptedLLM({"rules": [{"prompt": "text2cypher", "match": "directed_by",
-                                  "response": f"```\n<cypher>{query}</cypher>\n```"}]})
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher", "match": "directed_by", "response": f"```\n<cypher>{query}</cypher>\n```"}
+            ]
+        }
+    )
     answer = get_method("cypher")(kg, llm=llm).answer("who directed Heat")
     assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 1
     assert answer.trace[1].outputs["ok"] and answer.evidence[0].source == "cypher"

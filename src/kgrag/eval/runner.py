@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from kgrag.eval.datasets import Example
-from kgrag.eval.metrics import answer_recall, exact_match, hit, hit_at_1, precision_recall_f1
+from kgrag.eval.metrics import answer_recall, exact_match, hit, hit_at_1, precision_recall_f1, rows_match
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.types import Evidence
 
@@ -90,7 +90,7 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
             return score_row(ex, [], evidence, seconds=time.perf_counter() - start)
         answer = method.answer(ex.question, ex.topic_entities)
         u = answer.usage
-        return score_row(
+        row = score_row(
             ex,
             answer.answers,
             answer.evidence,
@@ -100,8 +100,39 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
             seconds=time.perf_counter() - start,
             error=answer.error,
         )
+        if "gold_rows" in ex.meta:
+            row["execution_accuracy"] = execution_match(answer, ex)
+        return row
     except Exception as exc:  # one failing question never aborts an evaluation
         return score_row(ex, [], [], seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
+
+
+def execution_match(answer: Any, ex: Example) -> float:
+    """1 if the rows of the method's executed query equal the gold query's rows (multisets; lists if ordered)."""
+    executed = [s for s in answer.trace if "result_rows" in s.outputs]
+    if not executed:
+        return 0.0
+    ordered = "order by" in str(ex.meta.get("cypher", "")).lower()
+    return float(rows_match(executed[-1].outputs["result_rows"], ex.meta["gold_rows"], ordered=ordered))
+
+
+def fill_gold_from_cypher(examples: list[Example], backend: Any, *, row_cap: int = 1000) -> int:
+    """Text2Cypher questions: gold rows and answers from running each gold query on ``backend``.
+
+    Returns how many gold queries ran; a gold query that fails leaves its question without gold answers
+    (it then scores as wrong for every method, and is counted in ``gold_errors``).
+    """
+    ran = 0
+    for ex in examples:
+        if "cypher" not in ex.meta or ex.answers:
+            continue
+        result = backend.run(ex.meta["cypher"], row_cap=row_cap)
+        ex.meta["gold_error"] = result.error
+        if result.ok:
+            ran += 1
+            ex.meta["gold_rows"] = result.rows
+            ex.answers = list(dict.fromkeys(str(r[0]) for r in result.rows if r and r[0] is not None))
+    return ran
 
 
 # ---------------------------------------------------------------------- process workers (CPU-bound retrieval)
@@ -198,6 +229,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = round(float(np.mean([r[key] for r in subset])), 4)
         out["seconds_per_question"] = out.pop("seconds")
         out["errors"] = sum(1 for r in subset if r.get("error"))
+        exec_rows = [r["execution_accuracy"] for r in subset if "execution_accuracy" in r]
+        if exec_rows:
+            out["execution_accuracy"] = round(float(np.mean(exec_rows)), 4)
         return out
 
     summary = means(rows)

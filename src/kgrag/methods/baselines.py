@@ -144,7 +144,13 @@ class TextToCypher(Method):
         with trace.step("execute", cypher=query) as step:
             result = self.backend.run(query, row_cap=self.config.row_cap, timeout=self.config.timeout)
             step.outputs.update(
-                {"ok": result.ok, "rejected": result.rejected, "error": result.error, "rows": len(result.rows)}
+                {
+                    "ok": result.ok,
+                    "rejected": result.rejected,
+                    "error": result.error,
+                    "rows": len(result.rows),
+                    "result_rows": result.rows,
+                }
             )
         if not result.ok:
             return [], []
