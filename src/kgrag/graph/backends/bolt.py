@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from kgrag.errors import MissingExtraError
-from kgrag.graph.backends.ladybug import _STRING, NODE_TABLE, CypherResult, plain_value, table_names
+from kgrag.graph.backends.base import CypherBackend, plain_value
+from kgrag.graph.backends.ladybug import _STRING, NODE_TABLE, table_names
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR
-from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
 
 
 def cypher_literal(value: Any) -> str:
@@ -85,9 +85,7 @@ def _typed_rows(path: Path, types: dict[str, str]) -> list[dict[str, Any]]:
     return rows
 
 
-class BoltBackend:
-    supports_cypher = True
-    supports_paths = True
+class BoltBackend(CypherBackend):
     name = "bolt"
 
     def __init__(self, uri: str, *, auth: tuple[str, str] | None = None, database: str | None = None) -> None:
@@ -115,7 +113,7 @@ class BoltBackend:
         except Exception:
             return False
 
-    def _execute(self, session: Any, query: str, **params: Any) -> Any:
+    def _write(self, session: Any, query: str, **params: Any) -> Any:
         if self.inline_params and params:
             return session.run(inline_parameters(query, params))
         return session.run(query, **params)
@@ -134,7 +132,7 @@ class BoltBackend:
             for lo in range(0, kg.num_entities, batch):
                 rows = [{"id": i, "name": kg.entities[i]} for i in range(lo, min(lo + batch, kg.num_entities))]
                 query = f"UNWIND $rows AS row CREATE (:{NODE_TABLE} {{id: row.id, name: row.name}})"
-                self._execute(session, query, rows=rows).consume()
+                self._write(session, query, rows=rows).consume()
             order = np.argsort(kg.rels, kind="stable")
             bounds = np.searchsorted(kg.rels[order], np.arange(kg.num_relations + 1))
             for rid, rel in enumerate(table_names(kg.relations)):
@@ -142,7 +140,7 @@ class BoltBackend:
                 heads, tails = kg.heads[tids].tolist(), kg.tails[tids].tolist()
                 for lo in range(0, len(tids), batch):
                     rows = [{"h": h, "t": t} for h, t in zip(heads[lo : lo + batch], tails[lo : lo + batch])]
-                    self._execute(
+                    self._write(
                         session,
                         f"UNWIND $rows AS row MATCH (a:{NODE_TABLE} {{id: row.h}}), (b:{NODE_TABLE} {{id: row.t}}) "
                         f"CREATE (a)-[:`{rel}`]->(b)",
@@ -163,7 +161,7 @@ class BoltBackend:
                 rows = _typed_rows(tables / f"node_{node['label']}.csv", node["properties"])
                 for lo in range(0, len(rows), batch):
                     query = f"UNWIND $rows AS row CREATE (n:{label}) SET n = row"
-                    self._execute(session, query, rows=rows[lo : lo + batch]).consume()
+                    self._write(session, query, rows=rows[lo : lo + batch]).consume()
             for rel in mapping["relationships"]:
                 src, dst = rel["from"], rel["to"]
                 src_key = next(n["key"] for n in mapping["nodes"] if n["label"] == src["label"])
@@ -177,47 +175,29 @@ class BoltBackend:
                     f"CREATE (a)-[:{_quote(rel['type'])} {{{props}}}]->(b)"
                 )
                 for lo in range(0, len(rows), batch):
-                    self._execute(session, query, rows=rows[lo : lo + batch]).consume()
+                    self._write(session, query, rows=rows[lo : lo + batch]).consume()
         return time.perf_counter() - start
 
-    def run(
-        self,
-        query: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float = 10.0,
-        row_cap: int = DEFAULT_ROW_CAP,
-        trusted: bool = False,
-    ) -> CypherResult:
-        """Run a query (guarded unless ``trusted``) in a read transaction; errors come back as results."""
-        start = time.perf_counter()
-        if not trusted:
-            guard = guard_cypher(query, row_cap=row_cap + 1)
-            if not guard.ok:
-                return CypherResult(query=query, error=guard.reason, rejected=True)
-            query = guard.query
-
+    def _rewrite(self, query: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
         if self.inline_params and params:
-            query, params = inline_parameters(query, params), None
+            return inline_parameters(query, params), None
+        return query, params
 
+    def _execute(
+        self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int
+    ) -> tuple[list[str], list[list[Any]], bool]:
         @self._neo4j.unit_of_work(timeout=timeout)
         def work(tx: Any) -> tuple[list[str], list[list[Any]], bool]:
             result = tx.run(query, params or {})
-            rows = []
+            rows: list[list[Any]] = []
             for record in result:
                 if len(rows) == row_cap:
                     return list(result.keys()), rows, True
                 rows.append([plain_value(v) for v in record.values()])
             return list(result.keys()), rows, False
 
-        try:
-            with self._session(read=True) as session:
-                columns, rows, truncated = session.execute_read(work)
-        except Exception as exc:  # server-side syntax/runtime errors, timeouts, lost connections
-            return CypherResult(query=query, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start)
-        return CypherResult(
-            query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
-        )
+        with self._session(read=True) as session:
+            return session.execute_read(work)
 
     def schema(self) -> str:
         labels = self.run("CALL db.labels()", trusted=True)

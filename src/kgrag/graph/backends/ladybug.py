@@ -21,17 +21,15 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kgrag.errors import MissingExtraError
+from kgrag.graph.backends.base import CypherBackend, plain_value
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, stored_mapping
-from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
 
 _TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN"}
 
@@ -42,50 +40,6 @@ DIALECT_NOTES = (
     "relationship's type; bound variable-length patterns, e.g. -[*1..3]->; to_double/to_int64 instead of "
     "toFloat/toInteger."
 )
-
-
-@dataclass
-class CypherResult:
-    """Rows of a query, or why it was rejected (``rejected``) or failed (``error``)."""
-
-    query: str
-    columns: list[str] = field(default_factory=list)
-    rows: list[list[Any]] = field(default_factory=list)
-    error: str | None = None
-    rejected: bool = False
-    truncated: bool = False
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "ok": self.ok,
-            "rejected": self.rejected,
-            "error": self.error,
-            "columns": self.columns,
-            "rows": self.rows,
-            "truncated": self.truncated,
-            "seconds": round(self.seconds, 4),
-        }
-
-
-def plain_value(value: Any) -> Any:
-    """Engine values as JSON-friendly Python values (Decimal sums, dates, nested nodes and lists)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {str(k): plain_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_value(v) for v in value]
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return str(value)
 
 
 def _escape_name(name: str) -> str:
@@ -181,11 +135,9 @@ def table_names(relations: list[str]) -> list[str]:
     return out
 
 
-class LadybugBackend:
+class LadybugBackend(CypherBackend):
     """Cypher over a KnowledgeGraph through an embedded Ladybug database."""
 
-    supports_cypher = True
-    supports_paths = True
     name = "ladybug"
 
     def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None) -> None:
@@ -286,39 +238,20 @@ class LadybugBackend:
             conn.execute(f"COPY {name} FROM '{tables / ('rel_' + rel['type'] + '.csv')}' (header=true, escape='\"')")
 
     # ------------------------------------------------------------------ queries
-    def run(
-        self,
-        query: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float = 10.0,
-        row_cap: int = DEFAULT_ROW_CAP,
-        trusted: bool = False,
-    ) -> CypherResult:
-        """Run a query (guarded unless ``trusted``) on the read-only database; never raises for bad queries."""
-        start = time.perf_counter()
-        if not trusted:
-            guard = guard_cypher(query, row_cap=row_cap + 1)  # one extra row tells us about truncation
-            if not guard.ok:
-                return CypherResult(query=query, error=guard.reason, rejected=True)
-            query = guard.query
-        query = to_ladybug_dialect(query, self._labels())
+    def _rewrite(self, query: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+        return to_ladybug_dialect(query, self._labels()), params
+
+    def _execute(
+        self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int
+    ) -> tuple[list[str], list[list[Any]], bool]:
         with self._lock:
-            try:
-                self._conn.set_query_timeout(int(timeout * 1000))
-                result = self._conn.execute(query, params or {})
-                columns = list(result.get_column_names())
-                rows: list[list[Any]] = []
-                while result.has_next() and len(rows) < row_cap:
-                    rows.append([plain_value(v) for v in result.get_next()])
-                truncated = result.has_next()
-            except Exception as exc:  # the engine's parse/bind/runtime/timeout errors
-                return CypherResult(
-                    query=query, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start
-                )
-        return CypherResult(
-            query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
-        )
+            self._conn.set_query_timeout(int(timeout * 1000))
+            result = self._conn.execute(query, params or {})
+            columns = list(result.get_column_names())
+            rows: list[list[Any]] = []
+            while result.has_next() and len(rows) < row_cap:
+                rows.append([plain_value(v) for v in result.get_next()])
+            return columns, rows, result.has_next()
 
     def _labels(self) -> set[str]:
         if self.mapping is None:

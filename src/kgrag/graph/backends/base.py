@@ -1,0 +1,101 @@
+"""What every Cypher backend shares: the result type and the guarded ``run`` (template method).
+
+A backend implements ``_execute(query, params, timeout, row_cap) -> (columns, rows, truncated)`` and may
+override ``_rewrite`` for its dialect; ``run`` owns the guard, the extra row that detects truncation, timing
+and turning engine errors into results.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
+
+
+@dataclass
+class CypherResult:
+    """Rows of a query, or why it was rejected (``rejected``) or failed (``error``)."""
+
+    query: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    error: str | None = None
+    rejected: bool = False
+    truncated: bool = False
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "ok": self.ok,
+            "rejected": self.rejected,
+            "error": self.error,
+            "columns": self.columns,
+            "rows": self.rows,
+            "truncated": self.truncated,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def plain_value(value: Any) -> Any:
+    """Engine values as JSON-friendly Python values (Decimal sums, dates, nested nodes and lists)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {str(k): plain_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+class CypherBackend:
+    """Base class of the Cypher backends (Ladybug, Bolt)."""
+
+    supports_cypher = True
+    supports_paths = True
+    name = "cypher"
+
+    def run(
+        self,
+        query: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float = 10.0,
+        row_cap: int = DEFAULT_ROW_CAP,
+        trusted: bool = False,
+    ) -> CypherResult:
+        """Run a query (guarded unless ``trusted``) read-only, with a timeout and a row cap; never raises."""
+        start = time.perf_counter()
+        if not trusted:
+            guard = guard_cypher(query, row_cap=row_cap + 1)  # one extra row tells us about truncation
+            if not guard.ok:
+                return CypherResult(query=query, error=guard.reason, rejected=True)
+            query = guard.query
+        query, params = self._rewrite(query, params)
+        try:
+            columns, rows, truncated = self._execute(query, params, timeout, row_cap)
+        except Exception as exc:  # the engine's parse/bind/runtime/timeout/connection errors
+            return CypherResult(query=query, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start)
+        return CypherResult(
+            query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
+        )
+
+    def _rewrite(self, query: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+        """Dialect adjustments before execution (none by default)."""
+        return query, params
+
+    def _execute(
+        self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int
+    ) -> tuple[list[str], list[list[Any]], bool]:
+        raise NotImplementedError
