@@ -163,7 +163,7 @@ def test_stalled_endpoint_times_out():
         start = time.perf_counter()
         with pytest.raises(LLMUnavailableError, match="APITimeoutError"):
             llm.generate("hi")
-        assert 1.0 <= time.perf_counter() - start < 10
+        assert 0.9 <= time.perf_counter() - start < 10  # two attempts, each waiting out its 0.5 s timeout
     finally:
         stop.set()
         thread.join()

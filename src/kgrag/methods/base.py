@@ -89,6 +89,24 @@ class Method(ABC):
             error=error,
         )
 
+    def call_prompt(self, prompt_name: str, **values: Any) -> tuple[str, dict[str, str | None]]:
+        """Render prompt file ``prompt_name``, call the LLM with the prompt's decoding settings, and parse
+        the tags the prompt declares. Returns (raw text, {tag: content or None})."""
+        from kgrag.prompts import load_prompt
+        from kgrag.prompts.tags import parse_tags
+
+        if self.llm is None:
+            raise ValueError(f"method {self.name!r} needs an LLM for prompt {prompt_name!r}")
+        prompt = load_prompt(prompt_name)
+        gen = self.llm.generate(
+            prompt.render(**values),
+            name=prompt.name,
+            max_tokens=prompt.max_tokens,
+            temperature=prompt.temperature,
+            stop=list(prompt.stop),
+        )
+        return gen.text, parse_tags(gen.text, prompt.tags)
+
     def is_grounded(self, evidence: Sequence[Evidence]) -> bool:
         """True when there is KG evidence and every triple it cites exists in the KG."""
         ids = [t for ev in evidence for t in ev.triples]

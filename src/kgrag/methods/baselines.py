@@ -7,28 +7,18 @@ from functools import cached_property
 
 from kgrag.methods.base import Method, MethodConfig, Trace, registry
 from kgrag.models.embeddings import Embedder, load_embedder
-from kgrag.prompts import load_prompt
-from kgrag.prompts.tags import parse_tags, split_items
+from kgrag.prompts.tags import split_items
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import candidate_triples, facts_text, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 
 def ask_for_answers(method: Method, prompt_name: str, **values: str) -> list[str]:
-    """Render a prompt that returns ``<answers>``, call the method's LLM, parse the answers defensively."""
-    prompt = load_prompt(prompt_name)
-    assert method.llm is not None
-    gen = method.llm.generate(
-        prompt.render(**values),
-        name=prompt.name,
-        max_tokens=prompt.max_tokens,
-        temperature=prompt.temperature,
-        stop=list(prompt.stop),
-    )
-    parsed = parse_tags(gen.text, prompt.tags or ["answers"])
+    """Call a prompt that returns ``<answers>`` and read them defensively (one per line)."""
+    text, parsed = method.call_prompt(prompt_name, **values)
     items = split_items(parsed.get("answers"))
-    if not items and "<" not in gen.text:  # the model ignored the format: take its lines as answers
-        items = split_items(gen.text)
+    if not items and "<" not in text:  # the model ignored the format: take its lines as answers
+        items = split_items(text)
     return items
 
 
@@ -128,16 +118,9 @@ class TextToCypher(Method):
         return open_cypher_backend(self.kg, self.config.backend)
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        prompt = load_prompt("text2cypher")
-        assert self.llm is not None
         with trace.step("write_cypher") as step:
-            gen = self.llm.generate(
-                prompt.render(schema=self.backend.schema(), question=question),
-                name=prompt.name,
-                max_tokens=prompt.max_tokens,
-                temperature=prompt.temperature,
-            )
-            query = (parse_tags(gen.text, prompt.tags).get("cypher") or "").strip()
+            _, parsed = self.call_prompt("text2cypher", schema=self.backend.schema(), question=question)
+            query = (parsed.get("cypher") or "").strip()
             step.outputs["cypher"] = query
         if not query:
             return [], []
