@@ -220,6 +220,30 @@ LLMOpt = Annotated[
 ]
 
 
+def _parse_settings(settings: list[str] | None) -> dict[str, Any]:
+    """``["top_k=10", "hops=3"]`` → ``{"top_k": 10, "hops": 3}`` (values read as JSON when they parse)."""
+    out: dict[str, Any] = {}
+    for item in settings or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"--set expects KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def _config_for(method_cls: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings a method's Config declares (others belong to other methods in the same run)."""
+    return {k: v for k, v in settings.items() if k in method_cls.Config.model_fields}
+
+
+SetOpt = Annotated[
+    list[str] | None, typer.Option("--set", help="Method setting KEY=VALUE, e.g. --set top_k=100 (repeatable).")
+]
+
+
 def _topic_list(topic: list[str] | None) -> list[str]:
     return [t for t in (topic or []) if t.strip()]
 
@@ -232,6 +256,7 @@ def ask(
     llm: LLMOpt = None,
     topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
     cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
+    settings: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer QUESTION over the KG with a method and an LLM."""
@@ -244,7 +269,7 @@ def ask(
         kg.entity_id(name)  # unknown topic entities fail early, with suggestions
     with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
         model = load_llm(llm, cache=cache) if method_cls.needs_llm else None
-    result = method_cls(kg, llm=model).answer(question, _topic_list(topic))
+    result = method_cls(kg, llm=model, **_parse_settings(settings)).answer(question, _topic_list(topic))
     if as_json:
         _print_json(result.model_dump(mode="json"))
         return
@@ -270,6 +295,7 @@ def retrieve(
     question: Annotated[str, typer.Argument(help="The question.")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "kaping",
     topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
+    settings: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evidence a method gathers for QUESTION, without the final LLM call."""
@@ -279,7 +305,7 @@ def retrieve(
     for name in _topic_list(topic):
         kg.entity_id(name)
     start = time.perf_counter()
-    evidence = get_method(method)(kg, llm=None).retrieve(question, _topic_list(topic))
+    evidence = get_method(method)(kg, llm=None, **_parse_settings(settings)).retrieve(question, _topic_list(topic))
     seconds = time.perf_counter() - start
     if as_json:
         _print_json(
@@ -342,6 +368,7 @@ def eval_command(
     workers: Annotated[int, typer.Option(min=1, help="Questions in parallel.")] = 1,
     processes: Annotated[bool, typer.Option(help="Use processes (CPU-bound retrieval) instead of threads.")] = False,
     cache: Annotated[Path | None, typer.Option(help="LLM response cache (default: OUT/llm-cache.sqlite).")] = None,
+    settings: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run methods over a question set; writes results.jsonl per method, summary.json, report.md and plots."""
@@ -355,6 +382,10 @@ def eval_command(
 
     names = [m.strip() for m in method.split(",") if m.strip()]
     classes = {n: get_method(n) for n in names}
+    config = _parse_settings(settings)
+    unknown = set(config) - {f for c in classes.values() for f in c.Config.model_fields}
+    if unknown:
+        raise typer.BadParameter(f"no method of {', '.join(names)} has setting(s): {', '.join(sorted(unknown))}")
     kg = _load(kg_dir)
     examples = select(load_datasets(dataset), limit=limit, sample=sample, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
@@ -397,6 +428,7 @@ def eval_command(
                 retrieval_only=retrieval_only,
                 workers=workers,
                 processes=processes,
+                method_config=_config_for(classes[name], config),
                 on_result=on_result,
             )
         rows_by_method[name] = rows

@@ -80,3 +80,10 @@ def test_index_builds_linking_and_triple_vectors(store):
     assert set(out) == {"linking_seconds", "triples_seconds"}
     done = store / "embeddings" / "static-minilm-static-256" / "triples_done.u8"
     assert done.exists() and all(done.read_bytes())
+
+
+def test_method_settings_from_the_command_line(store):
+    out = json.loads(run("retrieve", str(store), "who directed Heat", "--set", "top_k=2", "--json").stdout)
+    assert len(out["evidence"]) == 2
+    bad = run("retrieve", str(store), "who directed Heat", "--set", "nope=1", ok=False)
+    assert bad.returncode == 2 and "method 'kaping': nope" in bad.stderr and "Traceback" not in bad.stderr

@@ -13,14 +13,20 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from kgrag.errors import LLMError
+from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
 from kgrag.models.llm.base import LLM
 from kgrag.registry import Registry
 from kgrag.types import Answer, Evidence, Step, Usage
+
+
+class MethodConfigError(KGRagError, ValueError):
+    """A method was given a setting it does not have, or a value of the wrong type."""
+
+    exit_code = 2
 
 
 class MethodConfig(BaseModel):
@@ -59,7 +65,12 @@ class Method(ABC):
         self.kg = kg
         self.llm = llm
         self.embedder = embedder
-        self.config = self.Config(**config)
+        try:
+            self.config = self.Config(**config)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            known = ", ".join(self.Config.model_fields) or "none"
+            raise MethodConfigError(f"method {self.name!r}: {problems} (settings: {known})") from None
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Evidence for ``question`` without the final LLM call (empty for methods that retrieve nothing)."""
