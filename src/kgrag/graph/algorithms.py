@@ -563,21 +563,24 @@ def transition_matrix(
 
     Cached on the KG for the unfiltered case.
     """
-    import scipy.sparse as sp
 
     key = ("transition", direction)
     if relations is None and key in kg._cache:
         return kg._cache[key]
     rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
-    adj = kg.adjacency(direction, rel_filter)
-    out_weight = np.asarray(adj.sum(axis=1)).ravel()
-    dangling = np.flatnonzero(out_weight == 0)
-    inv = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-    matrix = sp.csr_matrix(adj.T.multiply(inv[None, :]))  # column j scaled by 1/outdeg(j)
-    result = (matrix, dangling)
+    result = _column_stochastic(kg.adjacency(direction, rel_filter))
     if relations is None:
         kg._cache[key] = result
     return result
+
+
+def _column_stochastic(adj: object) -> tuple[object, np.ndarray]:
+    """``Aᵀ D⁻¹`` as CSR (column j scaled by 1/out-weight(j)) and the entities with no out-weight."""
+    import scipy.sparse as sp
+
+    out_weight = np.asarray(adj.sum(axis=1)).ravel()
+    inv = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
+    return sp.csr_matrix(adj.T.multiply(inv[None, :])), np.flatnonzero(out_weight == 0)
 
 
 def _seed_vector(n: int, seeds: IdsLike | int | Mapping[int, float], weights: np.ndarray | None) -> np.ndarray:
@@ -623,7 +626,6 @@ def personalized_pagerank(
     ``restrict_to`` limits the walk to an entity subset (e.g. a k-hop subgraph).  Returns the ``top_k``
     entities (all with a non-zero score when ``None``) by descending score.
     """
-    import scipy.sparse as sp
 
     _check_direction(direction)
     if not 0 <= damping < 1:
@@ -640,9 +642,7 @@ def personalized_pagerank(
         p = p / p.sum()
         sub = kg.adjacency(direction, None if relations is None else _as_ids(relations, 2 * kg.num_relations))
         sub = sub[local][:, local]
-        out_weight = np.asarray(sub.sum(axis=1)).ravel()
-        inv = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-        matrix = sp.csr_matrix(sub.T.multiply(inv[None, :]))
+        matrix, _ = _column_stochastic(sub)
     else:
         p = p_full
     # Dangling mass and teleport both return to the seeds, so they only touch the seed entries: per
