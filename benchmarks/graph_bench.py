@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from bench_common import first_line_value, module_version
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -239,24 +241,6 @@ def want_profile(mode: str, metric: Metric) -> bool:
 
 
 # ---------------------------------------------------------------------- machine info
-def _version(module: str) -> str | None:
-    try:
-        return importlib.import_module(module).__version__  # type: ignore[no-any-return]
-    except Exception:
-        return None
-
-
-def _read_first(path: str, prefix: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith(prefix):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
 def _git(*args: str) -> str | None:
     try:  # read-only queries
         out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True)
@@ -266,20 +250,20 @@ def _git(*args: str) -> str | None:
 
 
 def machine_info() -> dict[str, Any]:
-    mem_kib = _read_first("/proc/meminfo", "MemTotal")
+    mem_kib = first_line_value("/proc/meminfo", "MemTotal")
     status = _git("status", "--porcelain")
     return {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "numpy": np.__version__,
-        "scipy": _version("scipy"),
-        "networkx": _version("networkx"),
-        "pandas": _version("pandas"),
-        "kgrag": _version("kgrag"),
+        "scipy": module_version("scipy"),
+        "networkx": module_version("networkx"),
+        "pandas": module_version("pandas"),
+        "kgrag": module_version("kgrag"),
         "nproc": os.cpu_count(),
         "nproc_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "cpu": _read_first("/proc/cpuinfo", "model name"),
+        "cpu": first_line_value("/proc/cpuinfo", "model name"),
         "mem_total_gib": round(int(mem_kib.split()[0]) / 2**20, 1) if mem_kib else None,
         "platform": platform.platform(),
         "loadavg_start": list(os.getloadavg()),

@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_common import first_line_value, module_version
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -144,36 +146,18 @@ def progress(msg: str) -> None:
 
 
 # ---------------------------------------------------------------------- machine info
-def _version(module: str) -> str | None:
-    try:
-        return str(importlib.import_module(module).__version__)
-    except Exception:
-        return None
-
-
-def _first_line_value(path: str, prefix: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith(prefix):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
 def machine_info() -> dict[str, Any]:
-    mem_kib = _first_line_value("/proc/meminfo", "MemTotal")
+    mem_kib = first_line_value("/proc/meminfo", "MemTotal")
     return {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "cpu": _first_line_value("/proc/cpuinfo", "model name"),
+        "cpu": first_line_value("/proc/cpuinfo", "model name"),
         "nproc": os.cpu_count(),
         "nproc_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "mem_total_gib": round(int(mem_kib.split()[0]) / 2**20, 1) if mem_kib else None,
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
-        "versions": {m: _version(m) for m in ("kgrag", "numpy", "faiss", "rapidfuzz", "tokenizers")},
+        "versions": {m: module_version(m) for m in ("kgrag", "numpy", "faiss", "rapidfuzz", "tokenizers")},
     }
 
 

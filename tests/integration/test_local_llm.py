@@ -16,6 +16,7 @@ import pytest
 from kgrag.models import manager
 from kgrag.models.accounting import track_usage
 from kgrag.models.llm import load_llm
+from kgrag.processes import stop_process
 
 pytestmark = pytest.mark.integration
 
@@ -102,11 +103,7 @@ def llama_server(smollm_path, tmp_path_factory):
             time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, timeout=20)
         log.close()
 
 

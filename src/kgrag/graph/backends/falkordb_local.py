@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kgrag.errors import KGRagError, MissingExtraError
+from kgrag.processes import stop_process
 
 
 def free_port(low: int = 20000, high: int = 32000) -> int:
@@ -77,8 +78,4 @@ def local_falkordb(workdir: str | Path | None = None, *, startup_seconds: float 
                 time.sleep(0.2)
             yield f"bolt://127.0.0.1:{bolt_port}"
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
