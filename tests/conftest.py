@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,11 @@ def shared_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not available here: {path}")
     return path
+
+
+def run_cli(*args: str, ok: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``python -m kgrag ARGS`` as a user would; with ``ok`` the exit status must be 0."""
+    proc = subprocess.run([sys.executable, "-m", "kgrag", *args], capture_output=True, text=True, timeout=timeout)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc

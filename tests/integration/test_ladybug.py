@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
-from tests.conftest import MOVIES
+from tests.conftest import MOVIES, run_cli
 from tests.unit.test_cypher_guard import ATTACKS, LEGIT
 
 pytestmark = pytest.mark.integration
@@ -89,28 +87,17 @@ def test_rebuilt_only_when_the_kg_changes(kg, db):
 
 
 def test_cli_cypher_exit_codes(kg, db):
-    ok = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgrag",
-            "cypher",
-            str(kg.store_path),
-            "MATCH (m:Entity {name: 'Alien'})-[:release_year]->(y) RETURN y.name",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    ok = run_cli(
+        "cypher",
+        str(kg.store_path),
+        "MATCH (m:Entity {name: 'Alien'})-[:release_year]->(y) RETURN y.name",
+        "--json",
+        ok=False,
         timeout=120,
     )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["rows"] == [["1979"]]
-    bad = subprocess.run(
-        [sys.executable, "-m", "kgrag", "cypher", str(kg.store_path), "MATCH (n) DELETE n"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    bad = run_cli("cypher", str(kg.store_path), "MATCH (n) DELETE n", ok=False, timeout=120)
     assert bad.returncode == 3 and "rejected: write or admin keyword DELETE" in bad.stderr
 
 

@@ -121,25 +121,19 @@ def test_openai_backend_against_real_server(llama_server):
 
 def test_cli_ask_llm_baseline_json(smollm_path, tmp_path):
     from kgrag.graph.kg import KnowledgeGraph
-    from tests.conftest import MOVIES
+    from tests.conftest import MOVIES, run_cli
 
     store = KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgrag",
-            "ask",
-            str(store),
-            "Who directed Heat?",
-            "--method",
-            "llm",
-            "--llm",
-            f"llamacpp:{manager.TEST_MODEL}",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        "ask",
+        str(store),
+        "Who directed Heat?",
+        "--method",
+        "llm",
+        "--llm",
+        f"llamacpp:{manager.TEST_MODEL}",
+        "--json",
+        ok=False,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr

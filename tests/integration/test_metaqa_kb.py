@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 
 from kgrag.graph.algorithms import follow_relation_path
 from kgrag.graph.io import load_file
 from kgrag.graph.kg import KnowledgeGraph
-from tests.conftest import BUNDLED_METAQA, shared_file
+from tests.conftest import BUNDLED_METAQA, run_cli, shared_file
 
 
 def test_bundled_demo_is_the_shared_kb():
@@ -19,22 +17,7 @@ def test_bundled_demo_is_the_shared_kb():
 
 
 def test_ingest_demo_counts_and_reload(tmp_path):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgrag",
-            "ingest",
-            "--demo",
-            "metaqa",
-            "--out",
-            str(tmp_path / "kg"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_cli("ingest", "--demo", "metaqa", "--out", str(tmp_path / "kg"), "--json", ok=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert (summary["entities"], summary["relations"], summary["triples"]) == (43_234, 9, 133_582)

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kgrag.graph.io import write_file
 from kgrag.graph.kg import KnowledgeGraph
-from tests.conftest import MOVIES
+from tests.conftest import MOVIES, run_cli
 
-
-def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "kgrag", *args], capture_output=True, text=True, timeout=120)
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+run = run_cli
 
 
 @pytest.fixture

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -24,7 +22,7 @@ from kgrag.eval.metrics import (
 from kgrag.eval.runner import bootstrap_ci, evaluate_method, summarise
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import Method, registry
-from tests.conftest import MOVIES
+from tests.conftest import MOVIES, run_cli
 
 
 def test_normalize_answer():
@@ -127,23 +125,17 @@ def test_cli_eval_writes_contract_files(tmp_path):
     store = KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg")
     qa = tmp_path / "q.jsonl"
     qa.write_text(json.dumps({"question": "who directed Heat", "answers": ["Michael Mann"]}) + "\n")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgrag",
-            "eval",
-            str(store),
-            "-d",
-            f"jsonl:{qa}",
-            "--method",
-            "noop",
-            "--out",
-            str(tmp_path / "ev"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        "eval",
+        str(store),
+        "-d",
+        f"jsonl:{qa}",
+        "--method",
+        "noop",
+        "--out",
+        str(tmp_path / "ev"),
+        "--json",
+        ok=False,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking import HybridLinker, NameIndex, normalize
 from kgrag.linking.embedding import EmbeddingLinker
+from tests.conftest import run_cli
 
 TRIPLES = [
     ("Heat", "directed_by", "Michael Mann"),
@@ -118,12 +117,7 @@ def test_embedding_and_soft_linking(kg):
 
 
 def test_cli_link_json_contract(kg):
-    proc = subprocess.run(
-        [sys.executable, "-m", "kgrag", "link", str(kg.store_path), "who directed Heat", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_cli("link", str(kg.store_path), "who directed Heat", "--json", ok=False, timeout=120)
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)
     assert obj == {
