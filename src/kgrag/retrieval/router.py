@@ -1,0 +1,205 @@
+"""FRAG's reasoning-aware router: predict a question's hop count from its text alone, no LLM.
+
+The paper trains a small classifier on hop labels; here it is TF-IDF over word uni/bi-grams + multinomial
+logistic regression, written with numpy/scipy (a few hundred KB, trains in seconds). Entity mentions are
+replaced by a placeholder token (``[Heat]`` in MetaQA, or the linked mention spans) so the model learns the
+question's *shape*, not the names. The fitted model is a plain ``.npz`` (no pickle): vocabulary, idf,
+weights, labels — safe to load from anywhere. Retrain on a user's labelled questions with
+``kgrag frag-train`` (or on the hop counts of LLM-verified paths: FRAG-F feedback).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from kgrag.errors import KGRagError
+
+ENTITY_TOKEN = "ENT"
+_BRACKETS = re.compile(r"\[[^\]]*\]")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+FORMAT = "kgrag-hop-router-v1"
+
+
+class RouterError(KGRagError, ValueError):
+    exit_code = 2
+
+
+def mask_entities(question: str, spans: Sequence[tuple[int, int]] = ()) -> str:
+    """Replace ``[bracketed]`` names and the given character spans by the placeholder token."""
+    for start, end in sorted(spans, reverse=True):
+        question = question[:start] + f" {ENTITY_TOKEN} " + question[end:]
+    return _BRACKETS.sub(f" {ENTITY_TOKEN} ", question)
+
+
+def features(question: str) -> list[str]:
+    """Word unigrams and bigrams of the masked, lower-cased question (the placeholder keeps its case)."""
+    words = [ENTITY_TOKEN if w == ENTITY_TOKEN.lower() else w for w in _WORD.findall(question.lower())]
+    words = ["<s>", *words, "</s>"]
+    return words[1:-1] + [f"{a} {b}" for a, b in zip(words, words[1:])]
+
+
+@dataclass
+class HopRouter:
+    """TF-IDF + multinomial logistic regression over hop labels (``labels[i]`` = hop count of class ``i``)."""
+
+    vocab: dict[str, int]
+    idf: np.ndarray
+    coef: np.ndarray  # (n_classes, n_features)
+    intercept: np.ndarray  # (n_classes,)
+    labels: np.ndarray  # int hop counts
+
+    # ------------------------------------------------------------------ features
+    def _matrix(self, questions: Sequence[str]):
+        import scipy.sparse as sp
+
+        rows, cols, vals = [], [], []
+        for i, q in enumerate(questions):
+            counts = Counter(self.vocab[f] for f in features(q) if f in self.vocab)
+            for j, c in counts.items():
+                rows.append(i)
+                cols.append(j)
+                vals.append((1.0 + np.log(c)) * self.idf[j])
+        x = sp.csr_matrix((vals, (rows, cols)), shape=(len(questions), len(self.vocab)), dtype=np.float64)
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        return sp.diags(1.0 / norms) @ x
+
+    # ------------------------------------------------------------------ inference
+    def predict_proba(self, questions: Sequence[str]) -> np.ndarray:
+        logits = self._matrix(questions) @ self.coef.T + self.intercept
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, questions: Sequence[str]) -> np.ndarray:
+        """Hop count per question."""
+        if not len(questions):
+            return np.empty(0, np.int64)
+        return self.labels[np.argmax(self.predict_proba(questions), axis=1)]
+
+    def hops(self, question: str) -> int:
+        return int(self.predict([question])[0])
+
+    # ------------------------------------------------------------------ training
+    @classmethod
+    def fit(
+        cls, questions: Sequence[str], hops: Sequence[int], *, min_count: int = 2, l2: float = 1e-3, max_iter: int = 300
+    ) -> HopRouter:
+        """Fit on ``questions`` (entities bracketed or already masked) with integer hop labels."""
+        from scipy.optimize import minimize
+
+        if len(questions) != len(hops) or not len(questions):
+            raise RouterError("router training needs the same, non-zero number of questions and labels")
+        labels = np.unique(np.asarray(hops, dtype=np.int64))
+        if len(labels) < 2:
+            raise RouterError(f"router training needs at least two different hop labels, got {labels.tolist()}")
+        doc_freq: Counter[str] = Counter()
+        for q in questions:
+            doc_freq.update(set(features(q)))
+        terms = sorted(t for t, c in doc_freq.items() if c >= min_count)
+        vocab = {t: i for i, t in enumerate(terms)}
+        n = len(questions)
+        idf = np.log((1 + n) / (1 + np.array([doc_freq[t] for t in terms], dtype=np.float64))) + 1.0
+        model = cls(vocab, idf, np.zeros((len(labels), len(terms))), np.zeros(len(labels)), labels)
+        x = model._matrix(questions)
+        y = np.searchsorted(labels, np.asarray(hops, dtype=np.int64))
+        onehot = np.zeros((n, len(labels)))
+        onehot[np.arange(n), y] = 1.0
+        k, d = len(labels), len(terms)
+
+        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            w, b = theta[: k * d].reshape(k, d), theta[k * d :]
+            logits = x @ w.T + b
+            logits -= logits.max(axis=1, keepdims=True)
+            logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+            diff = (np.exp(logp) - onehot) / n
+            value = -(onehot * logp).sum() / n + 0.5 * l2 * (w * w).sum()
+            grad_w = np.asarray(x.T @ diff).T + l2 * w
+            return value, np.concatenate([grad_w.ravel(), diff.sum(axis=0)])
+
+        res = minimize(loss, np.zeros(k * d + k), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+        model.coef = res.x[: k * d].reshape(k, d)
+        model.intercept = res.x[k * d :]
+        return model
+
+    def accuracy(self, questions: Sequence[str], hops: Sequence[int]) -> float:
+        return float(np.mean(self.predict(questions) == np.asarray(hops))) if len(questions) else 0.0
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        terms = np.array(sorted(self.vocab, key=self.vocab.__getitem__), dtype=str)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(
+            tmp,
+            format=np.array(FORMAT),
+            terms=terms,
+            idf=self.idf.astype(np.float32),
+            coef=self.coef.astype(np.float32),
+            intercept=self.intercept.astype(np.float32),
+            labels=self.labels.astype(np.int64),
+        )
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> HopRouter:
+        """Load a router ``.npz`` (the model shipped with kgrag when ``path`` is None or ``"builtin"``)."""
+        if path is None or str(path) == "builtin":
+            return cls._read(Path(str(resources.files("kgrag").joinpath("data/frag_router.npz"))))
+        return cls._read(Path(path))
+
+    @classmethod
+    def _read(cls, path: Path) -> HopRouter:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if str(z["format"]) != FORMAT:
+                    raise RouterError(f"{path}: not a kgrag hop router (format {z['format']!s})")
+                terms = [str(t) for t in z["terms"]]
+                return cls(
+                    {t: i for i, t in enumerate(terms)},
+                    z["idf"].astype(np.float64),
+                    z["coef"].astype(np.float64),
+                    z["intercept"].astype(np.float64),
+                    z["labels"].astype(np.int64),
+                )
+        except (OSError, KeyError, ValueError) as exc:
+            if isinstance(exc, RouterError):
+                raise
+            raise RouterError(f"{path}: cannot read hop router: {exc}") from None
+
+
+def read_labelled(path: str | Path) -> tuple[list[str], list[int]]:
+    """Labelled questions for training: JSONL lines ``{"question": ..., "hops": N}``.
+
+    Errors name ``path:line``. Lines without ``hops`` are rejected rather than guessed.
+    """
+    path = Path(path)
+    questions, hops = [], []
+    try:
+        lines: Iterable[str] = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise RouterError(f"{path}: {exc.strerror or exc}") from None
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            q, h = row["question"], row["hops"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise RouterError(f"{path}:{lineno}: expected {{'question': str, 'hops': int}} ({exc})") from None
+        if not isinstance(q, str) or not q.strip() or not isinstance(h, int) or h < 1:
+            raise RouterError(f"{path}:{lineno}: 'question' must be text and 'hops' a positive integer")
+        questions.append(q)
+        hops.append(h)
+    if not questions:
+        raise RouterError(f"{path}: no labelled questions")
+    return questions, hops
