@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -35,8 +36,21 @@ class MethodConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_step_listener: ContextVar[Callable[[Step], None] | None] = ContextVar("kgrag_step_listener", default=None)
+
+
+@contextmanager
+def observe_steps(callback: Callable[[Step], None]) -> Iterator[None]:
+    """Call ``callback(step)`` as each traced step finishes in this context (the service streams them)."""
+    token = _step_listener.set(callback)
+    try:
+        yield
+    finally:
+        _step_listener.reset(token)
+
+
 class Trace:
-    """Collects :class:`Step` records while a method runs."""
+    """Collects :class:`Step` records while a method runs; reports each finished step to :func:`observe_steps`."""
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -52,6 +66,9 @@ class Trace:
                 record.seconds = round(time.perf_counter() - start, 4)
                 record.llm_calls = len(calls)
                 self.steps.append(record)
+                listener = _step_listener.get()
+                if listener is not None:
+                    listener(record)
 
 
 class Method(ABC):
@@ -126,6 +143,17 @@ class Method(ABC):
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         """Return (answers, evidence); record steps on ``trace``."""
+
+
+def ask_for_answers(method: Method, prompt_name: str, **values: str) -> list[str]:
+    """Call a prompt that returns ``<answers>`` and read them defensively (one per line)."""
+    from kgrag.prompts.tags import split_items
+
+    text, parsed = method.call_prompt(prompt_name, **values)
+    items = split_items(parsed.get("answers"))
+    if not items and "<" not in text:  # the model ignored the format: take its lines as answers
+        items = split_items(text)
+    return items
 
 
 registry: Registry[type[Method]] = Registry("method")

@@ -5,21 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 
-from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
 from kgrag.models.embeddings import Embedder, load_embedder
-from kgrag.prompts.tags import split_items
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import candidate_triples, facts_text, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
-
-
-def ask_for_answers(method: Method, prompt_name: str, **values: str) -> list[str]:
-    """Call a prompt that returns ``<answers>`` and read them defensively (one per line)."""
-    text, parsed = method.call_prompt(prompt_name, **values)
-    items = split_items(parsed.get("answers"))
-    if not items and "<" not in text:  # the model ignored the format: take its lines as answers
-        items = split_items(text)
-    return items
 
 
 class LLMOnlyConfig(MethodConfig):

@@ -20,7 +20,8 @@ from kgrag.models.embeddings.kg_cache import KGEmbeddings
 from kgrag.types import Evidence
 
 
-def _kg_vectors(kg: KnowledgeGraph, embedder: Embedder) -> KGEmbeddings:
+def kg_vectors(kg: KnowledgeGraph, embedder: Embedder) -> KGEmbeddings:
+    """The KG's name/relation/triple vectors for ``embedder``, one instance per KG (shared by all methods)."""
     key = ("kg_embeddings", embedder.id)
     if key not in kg._cache:
         kg._cache[key] = KGEmbeddings(kg, embedder)
@@ -44,7 +45,7 @@ def candidate_triples(
     if len(tids) <= max_candidates:
         return tids
     prefilter = prefilter or load_embedder("static")
-    vecs = _kg_vectors(kg, prefilter)
+    vecs = kg_vectors(kg, prefilter)
     q = prefilter.encode([question])[0]
     rel_score = vecs.relations() @ q
     ent_score = np.asarray(vecs.entities() @ q)
@@ -63,7 +64,7 @@ def rank_triples(
     """The ``top_k`` triples by dot product of embeddings with the question, best first."""
     if not len(tids):
         return tids, np.empty(0, dtype=np.float32)
-    vectors = _kg_vectors(kg, embedder).triples(tids)
+    vectors = kg_vectors(kg, embedder).triples(tids)
     scores = vectors @ embedder.encode([question])[0]
     k = min(top_k, len(tids))
     best = np.argpartition(-scores, k - 1)[:k]
