@@ -616,6 +616,58 @@ def methods(as_json: JsonOpt = False) -> None:
         console.print(f"[bold]{row['name']}[/bold]  {row['doc']}", highlight=False)
 
 
+@app.command()
+def serve(
+    kg_dir: KGDir,
+    host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free port).")] = 8000,
+    llm: LLMOpt = None,
+    cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
+    max_llm_calls: Annotated[int, typer.Option(min=1, help="LLM calls running at once; more wait.")] = 1,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds before a question gives up (504).")] = 300.0,
+    workers: Annotated[int, typer.Option(min=1, help="Threads running methods.")] = 4,
+    method: Annotated[str, typer.Option("--method", "-m", help="Method preselected in the web page.")] = "kaping",
+) -> None:
+    """Serve the HTTP API and the web page for KG_DIR (needs the [serve] extra); prints the URL."""
+    import socket
+
+    from kgrag.errors import MissingExtraError
+    from kgrag.methods import get as get_method
+
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise MissingExtraError("serve", "kgrag serve", "uvicorn") from exc
+    from kgrag.service import ServiceConfig, create_app
+
+    get_method(method)  # an unknown default method fails now, with the choices
+    config = ServiceConfig(
+        llm=llm,
+        cache=str(cache) if cache else None,
+        max_llm_calls=max_llm_calls,
+        request_timeout=timeout,
+        workers=workers,
+        default_method=method,
+    )
+    with err_console.status(f"loading {kg_dir}", spinner="dots"):
+        service = create_app(_load(kg_dir), config)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    shown = f"[{host}]" if ":" in host else host
+    console.print(
+        f"kgrag serving {kg_dir} at [bold]http://{shown}:{sock.getsockname()[1]}/[/bold]  "
+        f"(LLM {llm or 'default local model'}, loaded on the first question; Ctrl+C stops)",
+        highlight=False,
+    )
+    sys.stdout.flush()
+    server = uvicorn.Server(uvicorn.Config(service, log_level="warning", timeout_graceful_shutdown=5))
+    server.run(sockets=[sock])
+
+
 def main() -> None:
     """Console-script entry point: run the app, turning user errors into one line and exit status."""
     try:
