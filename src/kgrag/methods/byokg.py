@@ -1,0 +1,542 @@
+"""BYOKG-RAG (papers/byokg-rag.txt): an LLM writes graph artifacts, graph tools link and execute them.
+
+One *KG-Linker* call reads the question, the KG schema and the graph context found so far and writes
+entities, relation paths, an openCypher query and draft answers (any part may be missing).  Then every
+strategy that is switched on gathers evidence from those artifacts:
+
+- entity linking of the entities and draft answers (top ``link_top_m``, exact + fuzzy + embedding);
+- path retrieval: the written relation paths followed from the linked entities (every orientation tried,
+  since small models reverse hops), plus shortest paths from the question entities to linked draft answers;
+- graph-query retrieval: the query, guarded and read-only, on the KG's Cypher backend (skipped without one);
+- triplet retrieval: agentic (Algorithm 1: relation then entity selection, ``agentic_rounds`` rounds or
+  FINISH), the graph reranker (appendix A.2) and text-based scoring of the whole KG (appendix A.1).
+
+The context is fed back to KG-Linker for up to ``iterations`` rounds (T_R); a round ends the loop early when
+its draft answers are already in the evidence (self-termination), when KG-Linker says FINISH, or when it
+writes nothing new.  One final call answers from the gathered context.  ``byokg`` runs every strategy;
+``byokg-agentic`` and ``byokg-scoring`` are the paper's two reported configurations.  Every strategy is a
+config switch (``--set paths=false``), so the paper's ablations can be rerun.
+
+Without an LLM, :meth:`BYOKG.retrieve` runs the LLM-free strategies only (linking of the question's mentions,
+graph reranker, text-based scoring): the scoring variant's retrieval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from kgrag.errors import LLMError
+from kgrag.graph.algorithms import Paths, shortest_paths
+from kgrag.linking.hybrid import HybridLinker
+from kgrag.linking.normalize import normalize
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
+from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.prompts import load_prompt
+from kgrag.prompts.tags import parse_tags, split_items
+from kgrag.retrieval.agentic import agentic_traversal
+from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
+from kgrag.retrieval.paths import paths_as_evidence, rank_paths
+from kgrag.retrieval.relation_paths import follow_written_paths
+from kgrag.retrieval.schema import relation_schema, select_relations
+from kgrag.retrieval.topics import resolve_topics
+from kgrag.retrieval.triple_scoring import best_triples, graph_rerank, text_retrieval
+from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
+from kgrag.types import Evidence
+
+LINKER_TAGS = ("entities", "paths", "opencypher", "answers")
+LINKER_ALIASES = {
+    "cypher": "opencypher",
+    "query": "opencypher",
+    "open_cypher": "opencypher",
+    "graph_query": "opencypher",
+    "relation_paths": "paths",
+    "relationship_paths": "paths",
+    "answer": "answers",
+    "draft_answers": "answers",
+}
+# Order in which sources fill a prompt's context (round-robin between them, best first within each).
+SOURCE_ORDER = ("cypher", "path", "agentic", "shortest_path", "reranker", "text")
+
+
+class BYOKGConfig(MethodConfig):
+    # iterative process (Algorithm 2)
+    iterations: int = 2  # T_R
+    self_terminate: bool = True
+    context_items: int = 50  # evidence lines shown to KG-Linker and to the final answer call
+    schema_relations: int = 40  # relations listed in the KG-Linker prompt (most relevant first when more)
+    # entity linking
+    link_top_m: int = 3
+    link_embedding: bool = True
+    answer_link_min_score: float = 0.75  # draft answers are guesses: only confident links become targets
+    # path retrieval
+    paths: bool = True
+    path_orientations: bool = True  # also try reversed order / flipped directions of written paths
+    path_top_k: int = 30
+    max_paths: int = 500
+    shortest_paths: bool = True
+    shortest_max_length: int = 3
+    shortest_top_k: int = 10
+    # graph-query retrieval
+    cypher: bool = True
+    cypher_backend: str = "ladybug"
+    cypher_row_cap: int = 30
+    cypher_timeout: float = 10.0
+    # triplet retrieval: agentic (Algorithm 1)
+    agentic: bool = True
+    agentic_rounds: int = 3  # T_A
+    agentic_max_relations: int = 30
+    agentic_max_triples: int = 30
+    # triplet retrieval: scoring (appendix A)
+    graph_reranker: bool = True
+    rerank_hops: int = 2  # L
+    rerank_relations: int = 20  # k_r
+    rerank_triples: int = 100  # k_t
+    rerank_top_k: int = 30  # k: what reaches the prompt
+    reranker: str = ""  # "" = cached embedding similarity; e.g. "onnx:<dir>" for a cross-encoder
+    text_retrieval: bool = True
+    text_top_k: int = 10
+    embedder: str = "minilm"
+    prefilter_embedder: str = "static"
+    max_candidates: int = 2000
+
+
+class _Context:
+    """The gathered evidence C, without repeats; renders the lines a prompt sees."""
+
+    def __init__(self) -> None:
+        self.items: list[Evidence] = []
+        self._keys: set[Any] = set()
+
+    def add(self, evidence: Sequence[Evidence]) -> int:
+        added = 0
+        for ev in evidence:
+            key = tuple(ev.triples) if ev.triples else ev.text
+            if key not in self._keys:
+                self._keys.add(key)
+                self.items.append(ev)
+                added += 1
+        return added
+
+    def ordered(self) -> list[Evidence]:
+        """Round-robin over sources in :data:`SOURCE_ORDER`, each source's items in the order found."""
+        by_source: dict[str, list[Evidence]] = {}
+        for ev in self.items:
+            by_source.setdefault(ev.source, []).append(ev)
+        queues = [by_source.pop(s) for s in SOURCE_ORDER if s in by_source] + list(by_source.values())
+        out: list[Evidence] = []
+        depth = 0
+        while len(out) < len(self.items):
+            out.extend(q[depth] for q in queues if depth < len(q))
+            depth += 1
+        return out
+
+    def text(self, limit: int) -> str:
+        lines = [ev.text for ev in self.ordered()[:limit]]
+        return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1)) if lines else "(none yet)"
+
+    def entity_keys(self) -> set[str]:
+        return {normalize(e) for ev in self.items for e in ev.entities}
+
+    def supported(self, drafts: Sequence[str], question_entities: Sequence[str]) -> list[str]:
+        """Draft answers the evidence ties to the question: reached by a followed relation path, returned by
+        the graph query, or in a fact with a question entity.  Shortest paths and triples found around the
+        drafts themselves do not count: they mention the drafts by construction."""
+        anchors = {normalize(e) for e in question_entities}
+        keys: set[str] = set()
+        for ev in self.items:
+            names = [normalize(e) for e in ev.entities]
+            direct = ev.source in ("path", "cypher")
+            fact = ev.source != "shortest_path" and len(names) == 2 and bool(anchors.intersection(names))
+            if direct or fact:
+                keys.update(names)
+        return [a for a in drafts if normalize(a) in keys - anchors]
+
+
+class _Artifacts:
+    """What one KG-Linker call wrote."""
+
+    def __init__(self, text: str) -> None:
+        parsed = parse_tags(text, LINKER_TAGS, aliases=LINKER_ALIASES)
+        names = split_items(parsed["entities"])
+        self.finish = any(n.strip().upper() == "FINISH" for n in names)
+        self.entities = [n for n in names if n.strip().upper() != "FINISH"]
+        self.paths = split_items(parsed["paths"])
+        self.query = extract_query(parsed["opencypher"], text)
+        self.answers = split_items(parsed["answers"])
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "entities": self.entities,
+            "paths": self.paths,
+            "opencypher": self.query,
+            "answers": self.answers,
+            "finish": self.finish,
+        }
+
+
+@registry.register("byokg")
+class BYOKG(Method):
+    """BYOKG-RAG with every retrieval strategy on (see the module docstring)."""
+
+    name = "byokg"
+    Config = BYOKGConfig
+    config: BYOKGConfig
+
+    # ------------------------------------------------------------------ shared tools, built on first use
+    @cached_property
+    def linker(self) -> HybridLinker:
+        return HybridLinker(self.kg, use_embedding=self.config.link_embedding, m=self.config.link_top_m)
+
+    @cached_property
+    def triple_embedder(self) -> Embedder:
+        return self.embedder or load_embedder(self.config.embedder)
+
+    @cached_property
+    def prefilter(self) -> Embedder:
+        return load_embedder(self.config.prefilter_embedder)
+
+    @cached_property
+    def reranker(self) -> Any:
+        if not self.config.reranker:
+            return None
+        from kgrag.models.rerankers import load_reranker
+
+        return load_reranker(self.config.reranker)
+
+    @cached_property
+    def backend(self) -> Any:
+        """The KG's Cypher backend, or ``None`` (no Cypher step) when it is off or cannot be opened."""
+        self.backend_problem = "" if self.config.cypher else "cypher=false"
+        if not self.config.cypher:
+            return None
+        from kgrag.graph.backends import open_cypher_backend
+
+        try:
+            return open_cypher_backend(self.kg, self.config.cypher_backend)
+        except Exception as exc:  # missing extra, unreachable server, unwritable store: skip the strategy
+            self.backend_problem = f"{type(exc).__name__}: {exc}"
+            return None
+
+    @cached_property
+    def query_prompt_parts(self) -> tuple[str, str]:
+        """(task text, format line) of the graph-query part of the KG-Linker prompt; empty without Cypher."""
+        backend = self.backend
+        if backend is None:
+            return "", ""
+        from kgrag.graph.property_graph import stored_mapping
+
+        if stored_mapping(self.kg) is not None:
+            schema = backend.schema()
+        else:
+            schema = (
+                "nodes have the label Entity and a name property; relationship types are the relations listed "
+                "above with every character other than letters, digits and _ replaced by _; write "
+                "(:Entity {name: '...'}) to match an entity"
+            )
+        part = load_prompt("byokg_linker_query").render(query_schema=schema)
+        return part[-1]["content"] + "\n", part[0]["content"] + "\n"
+
+    # ------------------------------------------------------------------ public API
+    def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
+        """With an LLM: the full iterative retrieval without the final answer call. Without: LLM-free scoring."""
+        topics = list(topic_entities or [])
+        if self.llm is not None:
+            try:
+                return self._gather(question, topics, Trace())[0].ordered()
+            except LLMError:
+                pass
+        return self._scoring_only(question, topics, Trace())
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        cfg = self.config
+        context, drafts = self._gather(question, topic_entities, trace)
+        with trace.step("answer", context_items=min(len(context.items), cfg.context_items)) as step:
+            answers = ask_for_answers(self, "byokg_answer", question=question, context=context.text(cfg.context_items))
+            if not answers:  # fall back to KG-Linker's drafts, those the evidence supports first
+                keys = context.entity_keys()
+                answers = sorted(drafts, key=lambda a: normalize(a) not in keys)
+                step.outputs["fallback"] = "draft answers"
+            step.outputs["answers"] = answers
+        return answers, context.ordered()
+
+    # ------------------------------------------------------------------ the iterative process
+    def _gather(self, question: str, topics: list[str], trace: Trace) -> tuple[_Context, list[str]]:
+        cfg = self.config
+        context = _Context()
+        given = self._given_topics(question, topics, trace)
+        seen_entities: set[int] = set()
+        seen_artifacts: set[str] = set()
+        drafts: list[str] = []
+        for round_no in range(1, max(cfg.iterations, 1) + 1):
+            art = self._kg_linker(question, context, given, round_no, trace)
+            if art.answers:
+                drafts = art.answers
+            new = {f"e:{x}" for x in art.entities} | {f"p:{x}" for x in art.paths} | {f"q:{art.query}"}
+            if round_no > 1 and (art.finish or not (new - seen_artifacts)):
+                with trace.step("self_terminate", round=round_no) as step:
+                    step.outputs["reason"] = "KG-Linker said FINISH" if art.finish else "KG-Linker wrote nothing new"
+                break
+            seen_artifacts |= new
+            entities, answers = self._link(question, art, given, context, round_no, trace)
+            fresh = [e for e in entities if e not in seen_entities]
+            seen_entities.update(entities)
+            if cfg.paths and art.paths:
+                self._follow_paths(question, art.paths, entities, context, trace)
+            if cfg.shortest_paths and answers:
+                self._shortest_paths(question, entities, answers, context, trace)
+            if cfg.cypher and art.query:
+                self._graph_query(art.query, context, trace)
+            seeds = list(dict.fromkeys(fresh + answers))
+            if cfg.agentic and seeds:
+                self._agentic(question, seeds, context, trace)
+            if cfg.graph_reranker and seeds:
+                self._graph_reranker(question, seeds, context, trace)
+            if cfg.text_retrieval and round_no == 1:  # depends on the question only
+                self._text_retrieval(question, context, trace)
+            if cfg.self_terminate and round_no < cfg.iterations:
+                supported = context.supported(art.answers, [self.kg.entities[e] for e in entities])
+                if supported:
+                    with trace.step("self_terminate", round=round_no) as step:
+                        step.outputs.update(reason="draft answers are in the evidence", supported=supported)
+                    break
+        return context, drafts
+
+    def _given_topics(self, question: str, topics: list[str], trace: Trace) -> list[int]:
+        if not topics:
+            return []
+        with trace.step("topics", topics=topics) as step:
+            ids = resolve_topics(self.kg, question, topics, linker=self.linker)
+            step.outputs["entities"] = [self.kg.entities[e] for e in ids]
+        return ids
+
+    def _kg_linker(self, question: str, context: _Context, seeds: list[int], round_no: int, trace: Trace) -> _Artifacts:
+        cfg = self.config
+        with trace.step("kg_linker", round=round_no) as step:
+            if not seeds:
+                seeds = [c.entity for span in self.linker.find_mentions(question)[:2] for c in span.candidates[:1]]
+            rels = select_relations(
+                self.kg, question, seeds, max_relations=cfg.schema_relations, embedder=self.prefilter
+            )
+            task, fmt = self.query_prompt_parts
+            text, _ = self.call_prompt(
+                "byokg_linker",
+                schema=relation_schema(self.kg, rels),
+                context=context.text(cfg.context_items),
+                question=question,
+                query_task=task,
+                query_format=fmt,
+            )
+            art = _Artifacts(text)
+            step.outputs.update(art.as_json())
+            if cfg.cypher and self.backend is None:
+                step.outputs["cypher_skipped"] = self.backend_problem
+        return art
+
+    def _link(
+        self, question: str, art: _Artifacts, given: list[int], context: _Context, round_no: int, trace: Trace
+    ) -> tuple[list[int], list[int]]:
+        """(question entities E, draft-answer entities A) as entity ids."""
+        cfg = self.config
+        with trace.step("link", entities=art.entities, answers=art.answers) as step:
+            entities = list(given)
+            links: dict[str, list[str]] = {}
+            for name in art.entities:
+                cands = self.linker.link(name, cfg.link_top_m)
+                links[name] = [c.name for c in cands]
+                entities.extend(c.entity for c in cands)
+            if not entities and round_no == 1:  # KG-Linker found none: the question's own mentions
+                entities = resolve_topics(self.kg, question, (), linker=self.linker)
+                step.outputs["fallback"] = "question mentions"
+            answers: list[int] = []
+            for name in art.answers:
+                cands = [c for c in self.linker.link(name, cfg.link_top_m) if c.score >= cfg.answer_link_min_score]
+                links[name] = [c.name for c in cands]
+                answers.extend(c.entity for c in cands)
+            entities = list(dict.fromkeys(entities))
+            answers = [a for a in dict.fromkeys(answers) if a not in entities]
+            step.outputs.update(
+                links=links,
+                question_entities=[self.kg.entities[e] for e in entities],
+                answer_entities=[self.kg.entities[e] for e in answers],
+            )
+        return entities, answers
+
+    # ------------------------------------------------------------------ strategies
+    def _follow_paths(
+        self, question: str, texts: list[str], sources: list[int], context: _Context, trace: Trace
+    ) -> None:
+        cfg = self.config
+        with trace.step("paths", paths=texts) as step:
+            followed = follow_written_paths(
+                self.kg, sources, texts, max_paths=cfg.max_paths, try_orientations=cfg.path_orientations
+            )
+            step.outputs["followed"] = [f.as_json(self.kg) for f in followed]
+            found = Paths.concat([f.paths for f in followed])
+            best, scores = rank_paths(self.kg, question, found, embedder=self.triple_embedder, top_k=cfg.path_top_k)
+            step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="path"))
+
+    def _shortest_paths(
+        self, question: str, sources: list[int], targets: list[int], context: _Context, trace: Trace
+    ) -> None:
+        cfg = self.config
+        with trace.step("shortest_paths", targets=[self.kg.entities[t] for t in targets]) as step:
+            if not sources:
+                step.outputs["added"] = 0
+                return
+            found = shortest_paths(
+                self.kg, sources, targets, max_length=cfg.shortest_max_length, max_paths=200, max_paths_per_target=5
+            )
+            best, scores = rank_paths(
+                self.kg, question, found, embedder=self.triple_embedder, top_k=cfg.shortest_top_k, distinct=False
+            )
+            step.outputs["found"] = len(found)
+            step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="shortest_path"))
+
+    def _graph_query(self, query: str, context: _Context, trace: Trace) -> None:
+        cfg = self.config
+        backend = self.backend
+        if backend is None:
+            return
+        with trace.step("cypher", cypher=query) as step:
+            from kgrag.graph.property_graph import stored_mapping
+
+            if stored_mapping(self.kg) is None:
+                from kgrag.graph.backends.ladybug import table_names
+
+                query = fit_relation_types(query, self.kg, table_names(self.kg.relations))
+            result = backend.run(query, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
+            step.outputs.update(
+                executed=result.query,
+                ok=result.ok,
+                rejected=result.rejected,
+                error=result.error,
+                rows=len(result.rows),
+                result_rows=result.rows if result.ok else [],
+            )
+            if result.ok:
+                step.outputs["added"] = context.add(rows_as_evidence(result.columns, result.rows))
+
+    def _agentic(self, question: str, seeds: list[int], context: _Context, trace: Trace) -> None:
+        cfg = self.config
+        vecs = kg_vectors(self.kg, self.triple_embedder)
+
+        def select_relations_(q: str, entities: list[str], relations: list[str]) -> list[str]:
+            text, parsed = self.call_prompt(
+                "byokg_select_relations", question=q, entities=", ".join(entities), relations="\n".join(relations)
+            )
+            picked = split_items(parsed.get("selected"))
+            return picked or ([] if "<" in text else split_items(text))
+
+        def select_entities(q: str, lines: str) -> list[str]:
+            text, parsed = self.call_prompt("byokg_select_entities", question=q, context=lines)
+            names = split_items(parsed.get("next_entities"))
+            if not names and "FINISH" in text.upper():
+                return ["FINISH"]
+            return names
+
+        def rank(q: str, tids: np.ndarray, k: int) -> np.ndarray:
+            return best_triples(
+                self.kg,
+                q,
+                tids,
+                top_k=k,
+                embedder=self.triple_embedder,
+                prefilter=self.prefilter,
+                max_candidates=cfg.max_candidates,
+            )[0]
+
+        def score_relations(q: str, rels: np.ndarray) -> np.ndarray:
+            return np.asarray(vecs.relations()[rels] @ self.triple_embedder.encode([q])[0])
+
+        def link(name: str) -> int | None:
+            cands = self.linker.link(name, 1)
+            return cands[0].entity if cands else None
+
+        with trace.step("agentic", seeds=[self.kg.entities[s] for s in seeds]) as step:
+            result = agentic_traversal(
+                self.kg,
+                question,
+                seeds,
+                select_relations=select_relations_,
+                select_entities=select_entities,
+                rank_triples=rank,
+                score_relations=score_relations,
+                link=link,
+                rounds=cfg.agentic_rounds,
+                max_relations=cfg.agentic_max_relations,
+                max_triples=cfg.agentic_max_triples,
+            )
+            step.outputs.update(rounds=result.rounds, finished=result.finished)
+            step.outputs["added"] = context.add(triples_as_evidence(self.kg, result.tids, source="agentic"))
+
+    def _graph_reranker(self, question: str, seeds: list[int], context: _Context, trace: Trace) -> None:
+        cfg = self.config
+        with trace.step("graph_reranker", seeds=[self.kg.entities[s] for s in seeds]) as step:
+            result = graph_rerank(
+                self.kg,
+                question,
+                seeds,
+                embedder=self.triple_embedder,
+                prefilter=self.prefilter,
+                hops=cfg.rerank_hops,
+                k_r=cfg.rerank_relations,
+                k_t=cfg.rerank_triples,
+                top_k=cfg.rerank_top_k,
+                reranker=self.reranker,
+                max_candidates=cfg.max_candidates,
+            )
+            step.outputs.update(result.stats)
+            step.outputs["added"] = context.add(
+                triples_as_evidence(self.kg, result.tids, result.scores, source="reranker")
+            )
+
+    def _text_retrieval(self, question: str, context: _Context, trace: Trace) -> None:
+        with trace.step("text_retrieval", top_k=self.config.text_top_k) as step:
+            tids, scores = text_retrieval(
+                self.kg, question, embedder=self.triple_embedder, top_k=self.config.text_top_k
+            )
+            step.outputs["added"] = context.add(triples_as_evidence(self.kg, tids, scores, source="text"))
+
+    def _scoring_only(self, question: str, topics: list[str], trace: Trace) -> list[Evidence]:
+        """LLM-free retrieval: question mentions (or given topics) → graph reranker + text-based scoring."""
+        cfg = self.config
+        context = _Context()
+        with trace.step("link", topics=topics) as step:
+            seeds = resolve_topics(self.kg, question, topics, linker=self.linker)
+            step.outputs["entities"] = [self.kg.entities[e] for e in seeds]
+        if (cfg.graph_reranker or not cfg.text_retrieval) and seeds:
+            self._graph_reranker(question, seeds, context, trace)
+        if cfg.text_retrieval:
+            self._text_retrieval(question, context, trace)
+        return context.ordered()
+
+
+class BYOKGAgenticConfig(BYOKGConfig):
+    graph_reranker: bool = False
+
+
+class BYOKGScoringConfig(BYOKGConfig):
+    agentic: bool = False
+
+
+@registry.register("byokg-agentic")
+class BYOKGAgentic(BYOKG):
+    """The paper's main configuration: agentic triplet retrieval plus top-10 text-based retrieval."""
+
+    name = "byokg-agentic"
+    Config = BYOKGAgenticConfig
+
+
+@registry.register("byokg-scoring")
+class BYOKGScoring(BYOKG):
+    """The paper's cheaper configuration: graph reranker + text-based scoring instead of the agent."""
+
+    name = "byokg-scoring"
+    Config = BYOKGScoringConfig
+
+
+__all__ = ["BYOKG", "BYOKGAgentic", "BYOKGConfig", "BYOKGScoring"]

@@ -1,0 +1,92 @@
+"""Graph-query retrieval: getting an LLM's Cypher out of its text, fitting it to the KG, rows as evidence.
+
+Execution itself is the backends' guarded ``run`` (parser-level guard, read-only engine, timeout, row cap);
+this module only prepares the query and reads the result.  Models wrap queries in code fences, forget the
+tag, or write relation types the way the KG spells them (``people.person.place_of_birth``) while a triples
+KG stored in Ladybug names its tables Cypher-safely (``people_person_place_of_birth``); both are fixed
+here rather than failing the step.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.linking.normalize import normalize
+from kgrag.types import Evidence
+
+_FENCED = re.compile(r"```[ \t]*(?:cypher|opencypher|sql|neo4j)?[ \t]*\n?(.*?)(?:```|$)", re.S | re.I)
+_STATEMENT = re.compile(r"\b(?:OPTIONAL\s+MATCH|MATCH|WITH|UNWIND|CALL)\b.*?\bRETURN\b[^\n<]*(?:\n[^\n<]+)*", re.S)
+# A relationship type inside a pattern: "[:T]", "[r:T]", "[r:T|U]", "[:`T`*1..2]".
+_REL_PATTERN = re.compile(r"\[[^\]\[]*\]")
+_REL_TYPE = re.compile(r"([:|]\s*:?\s*)(`[^`]+`|[A-Za-z_][\w.]*)")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def extract_query(section: str | None, raw: str = "") -> str:
+    """The query from a parsed ``<opencypher>`` section (fences and stray backticks removed), else the first
+    fenced block or ``MATCH ... RETURN ...`` statement in the raw text; ``""`` when there is none."""
+    text = (section or "").strip()
+    if text:
+        fenced = _FENCED.search(text)
+        if fenced and fenced.group(1).strip():
+            text = fenced.group(1)
+        text = text.strip().strip("`").strip()
+        if text.lower().startswith(("cypher\n", "opencypher\n")):
+            text = text.split("\n", 1)[1]
+        return text.strip()
+    for block in _FENCED.findall(raw or ""):
+        if re.search(r"\b(MATCH|RETURN)\b", block, re.I):
+            return block.strip()
+    found = _STATEMENT.search(raw or "")
+    return found.group().strip() if found else ""
+
+
+def fit_relation_types(query: str, kg: KnowledgeGraph, tables: list[str]) -> str:
+    """Rewrite relationship types in patterns to the table names of a triples KG (``tables[i]`` stores
+    ``kg.relations[i]``): exact KG names, then names equal after normalisation. Strings are left alone."""
+    by_name = {**{normalize(r): t for r, t in zip(kg.relations, tables)}, **dict(zip(kg.relations, tables))}
+    lowered = {t.lower(): t for t in tables}
+
+    def fix_type(m: re.Match[str]) -> str:
+        name = m.group(2).strip("`")
+        table = lowered.get(name.lower()) or by_name.get(name) or by_name.get(normalize(name))
+        return m.group(1) + table if table else m.group(0)
+
+    def fix_segment(segment: str) -> str:
+        return _REL_PATTERN.sub(lambda p: _REL_TYPE.sub(fix_type, p.group()), segment)
+
+    out, last = [], 0
+    for m in _STRING.finditer(query):
+        out.append(fix_segment(query[last : m.start()]))
+        out.append(m.group())
+        last = m.end()
+    out.append(fix_segment(query[last:]))
+    return "".join(out)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, dict):
+        name = value.get("name") or next((v for k, v in value.items() if k.lower().endswith("name")), None)
+        return str(name) if name is not None else ", ".join(f"{k}: {v}" for k, v in value.items() if k[0] != "_")
+    return str(value)
+
+
+def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str = "cypher") -> list[Evidence]:
+    """One :class:`Evidence` per result row (``col = value`` pairs); string and node-name values are its
+    entities, so answer recall can see them."""
+    out = []
+    for row in rows:
+        values = [_value_text(v) for v in row]
+        out.append(
+            Evidence(
+                text="query result: " + "; ".join(f"{c} = {v}" for c, v in zip(columns, values)),
+                entities=[v for v, raw in zip(values, row) if raw is not None and not isinstance(raw, bool)],
+                source=source,
+            )
+        )
+    return out
+
+
+__all__ = ["extract_query", "fit_relation_types", "rows_as_evidence"]

@@ -1,0 +1,203 @@
+"""Executing relation paths an LLM wrote (``directed_by -> starred_actors``) against the KG.
+
+An LLM's relation path is a hint, not a query: names come back humanised (``directed by``), with a Freebase
+prefix missing (``place_of_birth``), in the Cypher-safe spelling (``people_person_place_of_birth``), with
+an inverse marker (``~r``, ``r_inv``, ``r (reverse)``), or mixed with entity names.  Small models also get
+the *order* or the *direction* of hops wrong.  So a written path is first resolved to base relations
+(tolerantly, dropping parts that are not relations), then its orientations are tried against the KG — as
+written first, then with hop directions flipped, then in reverse order — and the first orientation that
+reaches any entity from the sources is kept.  Entity types do the disambiguation: from an actor,
+``starred_actors`` only leads anywhere backwards.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kgrag.graph.algorithms import Paths, follow_relation_path
+from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph
+from kgrag.linking.normalize import normalize
+
+# Separators between hops: arrows of any style, commas, semicolons, bars, "then".
+_SPLIT = re.compile(r"\s*(?:<?-+>|→|⟶|=>|<-+|,|;|\|| then )\s*")
+# Inverse markers a model may write around a relation name.
+_INVERSE = re.compile(
+    r"^(?:~|\^|!|inverse\s+(?:of\s+)?|reverse\s+(?:of\s+)?)|(?:_inv|_inverse|_reverse|_rev)$|"
+    r"\s*\((?:inv|inverse|reverse|reversed|backwards?)\)$",
+    re.I,
+)
+MAX_HOPS = 4
+FUZZY_CUTOFF = 88.0
+
+
+@dataclass
+class Hop:
+    """One resolved hop: a base relation and whether the text asked to walk it backwards."""
+
+    relation: int
+    inverse: bool = False
+
+
+@dataclass
+class FollowedPath:
+    """What following one written path gave: the orientation that worked, entities reached, concrete paths."""
+
+    text: str
+    hops: list[Hop]
+    directed: list[int] = field(default_factory=list)
+    reached: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
+    paths: Paths = field(default_factory=Paths.empty)
+    variant: str = "none"  # as_written | flipped | reversed | reversed_flipped | none
+
+    def as_json(self, kg: KnowledgeGraph) -> dict:
+        return {
+            "text": self.text,
+            "relations": [kg.relation_name(r) for r in self.directed],
+            "variant": self.variant,
+            "reached": len(self.reached),
+            "paths": len(self.paths),
+        }
+
+
+class RelationResolver:
+    """Relation names as an LLM writes them → base relation ids (cached per KG: ``RelationResolver.of(kg)``)."""
+
+    def __init__(self, kg: KnowledgeGraph) -> None:
+        self.kg = kg
+        self.by_key: dict[str, int] = {}
+        self.by_last: dict[str, list[int]] = {}
+        for rid, name in enumerate(kg.relations):
+            self.by_key.setdefault(normalize(name), rid)
+            last = normalize(re.split(r"[./]", name)[-1])
+            self.by_last.setdefault(last, []).append(rid)
+        self.keys = list(self.by_key)
+
+    @classmethod
+    def of(cls, kg: KnowledgeGraph) -> RelationResolver:
+        if "relation_resolver" not in kg._cache:
+            kg._cache["relation_resolver"] = cls(kg)
+        return kg._cache["relation_resolver"]
+
+    def resolve(self, text: str) -> Hop | None:
+        """One relation mention → :class:`Hop`, or ``None`` when it names no relation of the KG."""
+        name = text.strip().strip("`'\"[]:()*").strip()
+        if not name:
+            return None
+        if name in self.kg.relations:
+            return Hop(self.kg.relations.index(name))
+        if name.endswith(INVERSE_SUFFIX) and name[: -len(INVERSE_SUFFIX)] in self.kg.relations:
+            return Hop(self.kg.relations.index(name[: -len(INVERSE_SUFFIX)]), True)
+        inverse = bool(_INVERSE.search(name))
+        key = normalize(_INVERSE.sub("", name))
+        if not key:
+            return None
+        if key in self.by_key:
+            return Hop(self.by_key[key], inverse)
+        last = self.by_last.get(key) or self.by_last.get(normalize(re.split(r"[./]", name)[-1]))
+        if last and len(last) == 1:
+            return Hop(last[0], inverse)
+        from rapidfuzz import fuzz, process
+
+        pool = [normalize(self.kg.relations[i]) for i in last] if last else self.keys
+        found = process.extractOne(key, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+        if found is None:
+            return None
+        return Hop(self.by_key[found[0]], inverse)
+
+    def parse(self, text: str) -> list[Hop]:
+        """A written path → its hops (parts that are not relations, e.g. entity names, are dropped)."""
+        parts = [p for p in _SPLIT.split(text.strip()) if p and p.strip()]
+        backwards = bool(re.search(r"<-", text)) and not re.search(r"->", text)
+        hops = [h for h in (self.resolve(p) for p in parts) if h is not None]
+        if backwards:  # "a <- b": the model wrote the chain from the answer end
+            hops = hops[::-1]
+        return hops[:MAX_HOPS]
+
+
+def orientations(hops: Sequence[Hop]) -> Iterator[tuple[str, list[int], list[bool]]]:
+    """Directed orientations of ``hops`` in the order to try them: as written, flipped hops, reversed order.
+
+    Yields ``(variant, base relation ids, inverse flags)``; within a variant, fewer flips come first.
+    """
+    base = [h.relation for h in hops]
+    written = [h.inverse for h in hops]
+    n = len(hops)
+    yield "as_written", base, written
+    flips = sorted(itertools.product([False, True], repeat=n), key=sum)[1:]
+    for flip in flips:
+        yield "flipped", base, [w ^ f for w, f in zip(written, flip)]
+    # Reversed order: a path written from the answer towards the question entity; walking it from the
+    # question entity means every hop goes the other way by default.
+    rev_base, rev_written = base[::-1], [not w for w in written[::-1]]
+    yield "reversed", rev_base, rev_written
+    for flip in flips:
+        yield "reversed_flipped", rev_base, [w ^ f for w, f in zip(rev_written, flip)]
+
+
+def follow_written_path(
+    kg: KnowledgeGraph,
+    sources: Sequence[int] | np.ndarray,
+    text: str,
+    *,
+    max_paths: int = 200,
+    try_orientations: bool = True,
+) -> FollowedPath:
+    """Follow one LLM-written relation path from ``sources``; the first orientation that reaches anything wins."""
+    return _follow(kg, sources, text, RelationResolver.of(kg).parse(text), max_paths, try_orientations)
+
+
+def _follow(
+    kg: KnowledgeGraph, sources: Sequence[int] | np.ndarray, text: str, hops: list[Hop], max_paths: int, retry: bool
+) -> FollowedPath:
+    result = FollowedPath(text=text, hops=hops)
+    if not hops or not len(sources):
+        return result
+    n_rel = kg.num_relations
+    seen: set[tuple[int, ...]] = set()
+    for variant, base, inverse in orientations(hops):
+        directed = [r + n_rel if inv else r for r, inv in zip(base, inverse)]
+        if tuple(directed) in seen:
+            continue
+        seen.add(tuple(directed))
+        found = follow_relation_path(kg, sources, directed, max_paths=max_paths)
+        if len(found.reached):
+            result.directed, result.reached, result.paths, result.variant = (
+                directed,
+                found.reached,
+                found.paths,
+                variant,
+            )
+            return result
+        if not retry:
+            break
+    return result
+
+
+def follow_written_paths(
+    kg: KnowledgeGraph,
+    sources: Sequence[int] | np.ndarray,
+    texts: Sequence[str],
+    *,
+    max_paths: int = 200,
+    try_orientations: bool = True,
+) -> list[FollowedPath]:
+    """:func:`follow_written_path` for each distinct written path (same resolved hops are followed once)."""
+    out: list[FollowedPath] = []
+    done: set[tuple[tuple[int, bool], ...]] = set()
+    for text in texts:
+        hops = RelationResolver.of(kg).parse(text)
+        key = tuple((h.relation, h.inverse) for h in hops)
+        if not hops or key in done:
+            out.append(FollowedPath(text=text, hops=hops))
+            continue
+        done.add(key)
+        out.append(_follow(kg, sources, text, hops, max_paths, try_orientations))
+    return out
+
+
+__all__ = ["FollowedPath", "Hop", "RelationResolver", "follow_written_path", "follow_written_paths", "orientations"]
