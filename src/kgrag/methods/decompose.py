@@ -1,0 +1,270 @@
+"""KG-RAG (question decomposition over KAPING-style retrieval): explainable multi-hop answers from a KG.
+
+1. Decompose: one LLM call (chain of thought + in-context examples, ends with ``<END>``) splits the question
+   into ordered sub-questions; a later one refers to an earlier answer as ``#1``, ``#2``. Simple questions
+   yield one sub-question. Unusable output falls back to the question itself as the only sub-question.
+2. Candidates: every triple within ``hops`` (both directions) of the topic entities, computed ONCE per
+   question (hubs are capped to ``max_candidates`` by the shared static-vector prefilter).
+3. Per sub-question, in order: reformulate it with the earlier answers, rank the same candidates against it
+   by embedding dot product (triple vectors cached per KG, never embedded twice), answer it from the top-K.
+4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
+
+Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
+zero-shot LLM; here the decomposition prompt asks for ``#k`` references and we substitute the answers of
+step ``k``. On a 2-core CPU a call costs ~10 s, and the rewrite must happen *before* ranking (the rewritten
+sub-question is the retrieval query), so it cannot be folded into the answer call. When a sub-question does
+not use ``#k`` (e.g. "who directed those films?"), the previous answers are appended to its retrieval query
+and the answer call is shown the earlier steps, so the model resolves the reference itself.
+
+Calls per question: 1 + n (+1 for synthesis when n > 1), n = number of sub-questions.
+:meth:`Decompose.retrieve` has no LLM and so no sub-questions: it ranks the candidates against the whole
+question (the same evidence a one-sub-question decomposition sees).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
+from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.prompts.tags import parse_tags
+from kgrag.retrieval.topics import resolve_topics
+from kgrag.retrieval.triples import candidate_triples, facts_text, rank_triples, triples_as_evidence
+from kgrag.types import Evidence
+
+_END = re.compile(r"<\s*/?\s*END\s*/?\s*>", re.I)
+_REF = re.compile(r"#(\d+)")
+_NUMBERED = re.compile(r"^\s*(?:[-*•]\s*)?(?:\(?\d+[.):]|(?:sub[-\s]?question|step|q)\s*\d+\s*[:.)-])", re.I)
+_LABEL = re.compile(r"^\s*(?:sub[-\s]?questions?|question|step|q)\s*\d*\s*[:.)-]\s*", re.I)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\(?\d+[.):])\s*")
+_QUESTION_START = re.compile(
+    r"^(?:who|whom|whose|what|which|when|where|why|how|in\s+which|on\s+which|at\s+which|for\s+which|"
+    r"is|are|was|were|does|do|did|can|list|name)\b",
+    re.I,
+)
+_MAX_REASONING_CHARS = 1000
+_MAX_SUBQUESTION_CHARS = 300
+
+
+@dataclass
+class Decomposition:
+    """Parsed decomposition: the reasoning (CoT) and the ordered sub-questions.
+
+    ``fallback`` is True when the LLM output held no usable sub-question and the question itself is used.
+    """
+
+    reasoning: str
+    subquestions: list[str]
+    fallback: bool = False
+
+
+@dataclass
+class ChainStep:
+    """One answered sub-question: as decomposed, as reformulated (the retrieval query), facts and answers."""
+
+    subquestion: str
+    query: str
+    facts: list[str] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"subquestion": self.subquestion, "query": self.query, "facts": self.facts, "answers": self.answers}
+
+
+def _clean_item(line: str) -> str:
+    line = _BULLET.sub("", line)
+    line = _LABEL.sub("", line)
+    line = _BULLET.sub("", line)  # "Sub-question 1: 1. Who ..."
+    return " ".join(line.strip().strip("\"'`").split())
+
+
+def _looks_like_question(item: str) -> bool:
+    return (
+        bool(re.search(r"[A-Za-z]", item))
+        and len(item) <= _MAX_SUBQUESTION_CHARS
+        and ("?" in item or bool(_QUESTION_START.match(item)))
+    )
+
+
+def parse_decomposition(text: str | None, question: str, *, max_subquestions: int = 4) -> Decomposition:
+    """Read the decomposition LLM output defensively; never raises.
+
+    Accepts the requested ``<reasoning>``/``<subquestions>`` tags (unclosed, misspelled or fenced), a plain
+    numbered list without tags, and output that runs past a missing ``<END>`` (cut at the first one).
+    Anything without a question-like item yields the question itself as the only sub-question.
+    """
+    text = text or ""
+    end = _END.search(text)
+    if end:
+        text = text[: end.start()]
+    parsed = parse_tags(text, ("reasoning", "subquestions"))
+    body = parsed.get("subquestions")
+    # without the tag, the numbered lines of the whole output are the sub-questions
+    lines = body.splitlines() if body is not None else [ln for ln in text.splitlines() if _NUMBERED.match(ln)]
+    items: list[str] = []
+    seen: set[str] = set()
+    for line in lines:
+        item = _clean_item(line)
+        if _looks_like_question(item) and item.lower() not in seen:
+            seen.add(item.lower())
+            items.append(item)
+    reasoning = parsed.get("reasoning") or ""
+    if not reasoning and body is None and lines:  # untagged: the text before the list is the reasoning
+        head = text.split(lines[0], 1)[0]
+        reasoning = re.sub(r"^\s*reasoning\s*:\s*", "", head.strip(), flags=re.I)
+    reasoning = " ".join(reasoning.split())[:_MAX_REASONING_CHARS]
+    if not items:
+        return Decomposition(reasoning=reasoning, subquestions=[question], fallback=True)
+    return Decomposition(reasoning=reasoning, subquestions=items[:max_subquestions])
+
+
+def join_names(names: Sequence[str], limit: int = 10) -> str:
+    """``["A", "B", "C"]`` → ``"A, B and C"``; more than ``limit`` names end with ``"and N more"``."""
+    shown = list(names[:limit])
+    rest = len(names) - len(shown)
+    if rest > 0:
+        return ", ".join(shown) + f" and {rest} more"
+    if len(shown) <= 1:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 10) -> tuple[str, bool]:
+    """The sub-question with each ``#k`` replaced by the answers of step ``k`` (1-based).
+
+    Returns (text, resolved): ``resolved`` is False when the sub-question refers to no earlier step, so the
+    caller has to give the earlier answers some other way. A step without answers is referred to by its
+    own sub-question ("the answer to ...").
+    """
+    used = False
+
+    def substitute(match: re.Match[str]) -> str:
+        nonlocal used
+        k = int(match.group(1)) - 1
+        if not 0 <= k < len(earlier):
+            return match.group(0)
+        used = True
+        step = earlier[k]
+        if step.answers:
+            return join_names(step.answers, limit)
+        return f"the answer to '{step.query.rstrip('?')}'"
+
+    text = _REF.sub(substitute, subquestion)
+    return " ".join(text.split()), used
+
+
+class DecomposeConfig(MethodConfig):
+    hops: int = 3  # the paper's best N on MetaQA
+    top_k: int = 30  # triples per sub-question (the paper's K)
+    max_candidates: int = 2000  # static-vector prefilter cap for hub neighbourhoods
+    max_subquestions: int = 4
+    synthesize: bool = True  # False: the last sub-answer is the final answer (one call fewer)
+    embedder: str = "minilm"
+
+
+@registry.register("decompose")
+class Decompose(Method):
+    """KG-RAG: decompose → candidates once → per sub-question rank, answer, reformulate → synthesis."""
+
+    name = "decompose"
+    Config = DecomposeConfig
+    config: DecomposeConfig
+
+    @cached_property
+    def triple_embedder(self) -> Embedder:
+        return self.embedder or load_embedder(self.config.embedder)
+
+    # ------------------------------------------------------------------ LLM-free steps
+    def _candidates(self, question: str, topic_entities: Sequence[str], trace: Trace) -> np.ndarray:
+        with trace.step("link", topics=list(topic_entities)) as step:
+            topics = resolve_topics(self.kg, question, topic_entities)
+            step.outputs["entities"] = [self.kg.entities[t] for t in topics]
+        with trace.step("candidates", hops=self.config.hops) as step:
+            tids = candidate_triples(
+                self.kg, topics, question, hops=self.config.hops, max_candidates=self.config.max_candidates
+            )
+            step.outputs["triples"] = len(tids)
+        return tids
+
+    def _rank(self, query: str, tids: np.ndarray, source: str) -> list[Evidence]:
+        best, scores = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=self.config.top_k)
+        return triples_as_evidence(self.kg, best, scores, source=source)
+
+    def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
+        """Top-K candidates ranked against the whole question (no LLM, hence no sub-questions)."""
+        trace = Trace()
+        tids = self._candidates(question, list(topic_entities or []), trace)
+        with trace.step("rank", top_k=self.config.top_k):
+            return self._rank(question, tids, "decompose")
+
+    # ------------------------------------------------------------------ LLM steps
+    def _decompose(self, question: str, trace: Trace) -> Decomposition:
+        with trace.step("decompose", question=question) as step:
+            text, _ = self.call_prompt("decompose_questions", question=question)
+            plan = parse_decomposition(text, question, max_subquestions=self.config.max_subquestions)
+            step.outputs.update(
+                {
+                    "reasoning": plan.reasoning,
+                    "subquestions": plan.subquestions,
+                    "fallback": plan.fallback,
+                    "raw": text,
+                }
+            )
+        return plan
+
+    def _answer_step(
+        self, index: int, subquestion: str, chain: list[ChainStep], tids: np.ndarray, trace: Trace
+    ) -> tuple[ChainStep, list[Evidence]]:
+        with trace.step("subquestion", index=index, subquestion=subquestion) as step:
+            query, resolved = reformulate(subquestion, chain)
+            earlier = ""
+            if chain and not resolved:  # no #k: the earlier answers join the query, the model sees the steps
+                previous = chain[-1].answers
+                if previous and not any(a.lower() in query.lower() for a in previous):
+                    query = f"{query} ({join_names(previous)})"
+                earlier = "\nEarlier steps (sub-question → answers):\n" + _chain_text(chain) + "\n"
+            evidence = self._rank(query, tids, f"decompose/sub{index}")
+            answers = ask_for_answers(
+                self, "decompose_answer", question=query, facts=facts_text(evidence), earlier=earlier
+            )
+            done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
+            step.outputs.update(done.as_dict())
+        return done, evidence
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        tids = self._candidates(question, topic_entities, trace)
+        plan = self._decompose(question, trace)
+        # One sub-question is the question restated: rank and answer the user's own wording.
+        subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
+        chain: list[ChainStep] = []
+        evidence: dict[int, Evidence] = {}
+        for i, sub in enumerate(subquestions, start=1):
+            done, found = self._answer_step(i, sub, chain, tids, trace)
+            chain.append(done)
+            for ev in found:
+                evidence.setdefault(ev.triples[0], ev)
+        answers = chain[-1].answers
+        if len(chain) > 1 and self.config.synthesize:
+            with trace.step("synthesis", question=question) as step:
+                final = ask_for_answers(
+                    self,
+                    "decompose_synthesis",
+                    question=question,
+                    reasoning=plan.reasoning or "(none)",
+                    chain=_chain_text(chain),
+                )
+                answers = final or answers  # nothing usable: the last sub-answer stands
+                step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
+        return answers, list(evidence.values())
+
+
+def _chain_text(chain: Sequence[ChainStep]) -> str:
+    return "\n".join(
+        f"{i}. {s.query} → {' | '.join(s.answers) if s.answers else '(no answer found)'}"
+        for i, s in enumerate(chain, start=1)
+    )

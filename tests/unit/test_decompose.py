@@ -1,0 +1,257 @@
+"""decompose (KG-RAG) plumbing with the scripted LLM — parsing, reformulation chain, call counts, trace.
+
+The scripted LLM only replays canned text, so nothing here says anything about accuracy.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import get as get_method
+from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate
+from kgrag.models.llm.scripted import ScriptedLLM
+from kgrag.prompts import load_prompt
+from tests.conftest import MOVIES, run_cli
+
+Q = "Which actors starred in the films directed by Michael Mann?"
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    return KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path_factory.mktemp("kg") / "kg"))
+
+
+# ---------------------------------------------------------------- parsing the decomposition
+def test_parse_tagged_output():
+    text = (
+        "<reasoning>First the films of Michael Mann,\n then their actors.</reasoning>\n"
+        "<subquestions>\n1. Which films did Michael Mann direct?\n2. Who starred in #1?\n</subquestions>\n"
+    )
+    plan = parse_decomposition(text, Q)
+    assert plan.subquestions == ["Which films did Michael Mann direct?", "Who starred in #1?"]
+    assert plan.reasoning == "First the films of Michael Mann, then their actors."
+    assert not plan.fallback
+
+
+def test_parse_untagged_numbered_list_with_labels():
+    text = (
+        "Reasoning: need the films first.\nSub-question 1: Which films did Michael Mann direct?\n2) Who starred in #1"
+    )
+    plan = parse_decomposition(text, Q)
+    assert plan.subquestions == ["Which films did Michael Mann direct?", "Who starred in #1"]
+    assert plan.reasoning == "need the films first."
+
+
+def test_parse_stops_at_end_and_ignores_a_runaway_next_example():
+    text = (
+        "```\n<reasoning>one fact</reasoning>\n<subquestions>\n1. Who directed Heat?\n</subquestions>\n<END>\n"
+        "Question: Who wrote Emma?\n<subquestions>\n1. Who wrote Emma?\n</subquestions>"
+    )
+    assert parse_decomposition(text, Q).subquestions == ["Who directed Heat?"]
+    # no <END> at all (the stop token was swallowed): the first sub-question block still wins
+    runaway = text.replace("<END>", "")
+    assert parse_decomposition(runaway, Q).subquestions == ["Who directed Heat?"]
+
+
+def test_parse_unclosed_tag_dedupes_and_caps():
+    text = "<subquestions>\n- Who directed Heat?\n- who directed heat?\n- Who wrote #1?\n- When?\n- Where is #3?"
+    plan = parse_decomposition(text, Q, max_subquestions=3)
+    assert plan.subquestions == ["Who directed Heat?", "Who wrote #1?", "When?"]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        None,
+        "",
+        "<<<answers>>> ``` </opencypher",
+        "<answers>\nMichael Mann\n</answers>",
+        "<subquestions></subquestions>",
+    ],
+)
+def test_parse_junk_falls_back_to_the_question(junk):
+    plan = parse_decomposition(junk, Q)
+    assert plan.subquestions == [Q] and plan.fallback
+
+
+# ---------------------------------------------------------------- reformulation
+def test_reformulate_substitutes_earlier_answers():
+    steps = [ChainStep("Which films did Michael Mann direct?", "q1", answers=["Heat", "The Insider"])]
+    assert reformulate("Who starred in #1?", steps) == ("Who starred in Heat and The Insider?", True)
+    assert reformulate("Who starred in Heat?", steps) == ("Who starred in Heat?", False)
+    assert reformulate("Who starred in #4?", steps) == ("Who starred in #4?", False)  # no such step
+    empty = [ChainStep("Which films did X direct?", "Which films did X direct?")]
+    assert reformulate("Who starred in #1?", empty) == (
+        "Who starred in the answer to 'Which films did X direct'?",
+        True,
+    )
+
+
+def test_join_names_limits_long_lists():
+    assert join_names(["A"]) == "A"
+    assert join_names(["A", "B", "C"]) == "A, B and C"
+    assert join_names([str(i) for i in range(12)], limit=3) == "0, 1, 2 and 9 more"
+
+
+# ---------------------------------------------------------------- the method
+def _two_step_llm(synthesis: str = "<answers>\nAl Pacino\nRobert De Niro\n</answers>") -> ScriptedLLM:
+    return ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "decompose_questions",
+                    "response": "<reasoning>Films of Michael Mann, then their actors.</reasoning>\n<subquestions>\n"
+                    "1. Which films did Michael Mann direct?\n2. Which actors starred in #1?\n</subquestions>",
+                },
+                {
+                    "prompt": "decompose_answer",
+                    "match": r"Question: Which films did Michael Mann direct\?",
+                    "response": "<answers>\nHeat\nThe Insider\n</answers>",
+                },
+                {  # only matches when #1 was replaced by the first answers
+                    "prompt": "decompose_answer",
+                    "match": r"Question: Which actors starred in Heat and The Insider\?",
+                    "response": "<answers>\nAl Pacino\nRobert De Niro\nRussell Crowe\n</answers>",
+                },
+                {"prompt": "decompose_synthesis", "match": "Heat and The Insider", "response": synthesis},
+            ]
+        }
+    )
+
+
+def test_chain_reformulates_ranks_per_subquestion_and_synthesises(kg):
+    answer = get_method("decompose")(kg, llm=_two_step_llm(), top_k=4).answer(Q, ["Michael Mann"])
+    assert answer.error is None
+    assert answer.answers == ["Al Pacino", "Robert De Niro"]
+    assert answer.usage.llm_calls == 4
+    assert [c.prompt for c in answer.usage.calls] == [
+        "decompose_questions",
+        "decompose_answer",
+        "decompose_answer",
+        "decompose_synthesis",
+    ]
+    names = [s.name for s in answer.trace]
+    assert names == ["link", "candidates", "decompose", "subquestion", "subquestion", "synthesis"]
+    plan = answer.trace[2].outputs
+    assert plan["subquestions"] == ["Which films did Michael Mann direct?", "Which actors starred in #1?"]
+    assert plan["reasoning"].startswith("Films of Michael Mann") and not plan["fallback"]
+    first, second = answer.trace[3].outputs, answer.trace[4].outputs
+    assert first["answers"] == ["Heat", "The Insider"] and len(first["facts"]) == 4
+    assert {"Heat directed by Michael Mann", "The Insider directed by Michael Mann"} <= set(first["facts"])
+    assert second["query"] == "Which actors starred in Heat and The Insider?"
+    assert sum("starred actors" in f for f in second["facts"]) >= 3  # re-ranked against the new query
+    chain = answer.trace[5].outputs["chain"]
+    assert [s["answers"] for s in chain] == [["Heat", "The Insider"], ["Al Pacino", "Robert De Niro", "Russell Crowe"]]
+    # evidence: the union of both steps' facts, every triple real
+    assert answer.grounded and len({t for ev in answer.evidence for t in ev.triples}) == len(answer.evidence)
+    assert {ev.source for ev in answer.evidence} == {"decompose/sub1", "decompose/sub2"}
+    json.loads(answer.model_dump_json())
+
+
+def test_synthesis_without_answers_keeps_the_last_subanswer(kg):
+    answer = get_method("decompose")(kg, llm=_two_step_llm("I am not sure.</answers")).answer(Q, ["Michael Mann"])
+    assert answer.answers == ["Al Pacino", "Robert De Niro", "Russell Crowe"]
+
+
+def test_synthesis_can_be_switched_off(kg):
+    answer = get_method("decompose")(kg, llm=_two_step_llm(), synthesize=False).answer(Q, ["Michael Mann"])
+    assert answer.usage.llm_calls == 3 and answer.trace[-1].name == "subquestion"
+    assert answer.answers == ["Al Pacino", "Robert De Niro", "Russell Crowe"]
+
+
+def test_one_subquestion_answers_the_question_directly(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "decompose_questions",
+                    "response": "<reasoning>One fact.</reasoning><subquestions>1. Who directed Heat?</subquestions>",
+                },
+                {
+                    "prompt": "decompose_answer",
+                    "match": "Question: who directed the film Heat",
+                    "response": "Michael Mann",
+                },
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm).answer("who directed the film Heat")
+    assert answer.error is None and answer.answers == ["Michael Mann"]  # untagged answer lines still read
+    assert answer.usage.llm_calls == 2  # decomposition + one answer, no synthesis
+    assert [s.name for s in answer.trace] == ["link", "candidates", "decompose", "subquestion"]
+    step = answer.trace[-1].outputs
+    assert step["query"] == "who directed the film Heat" and step["facts"][0] == "Heat directed by Michael Mann"
+
+
+def test_malformed_decomposition_falls_back_to_the_question(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "decompose_questions", "response": "Sure! Here is my plan: think hard."},
+                {"prompt": "decompose_answer", "response": "<answers>Michael Mann</answers>"},
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm).answer("who directed Heat")
+    assert answer.trace[2].outputs["fallback"] is True
+    assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 2
+
+
+def test_unreferenced_earlier_answer_joins_query_and_prompt(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "decompose_questions",
+                    "response": "<subquestions>\n1. Which films did Michael Mann direct?\n"
+                    "2. Who starred in those films?\n</subquestions>",
+                },
+                {
+                    "prompt": "decompose_answer",
+                    "match": "Question: Which films did Michael Mann direct",
+                    "response": "<answers>Heat</answers>",
+                },
+                {
+                    "prompt": "decompose_answer",
+                    "match": r"Earlier steps.*1\. Which films did Michael Mann direct\? → Heat.*"
+                    r"Question: Who starred in those films\? \(Heat\)",
+                    "response": "<answers>Al Pacino</answers>",
+                },
+                {"prompt": "decompose_synthesis", "response": "<answers>Al Pacino</answers>"},
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm).answer(Q, ["Michael Mann"])
+    assert answer.error is None and answer.answers == ["Al Pacino"]
+    assert answer.trace[4].outputs["query"] == "Who starred in those films? (Heat)"
+
+
+def test_retrieve_ranks_against_the_whole_question_without_llm(kg):
+    method = get_method("decompose")(kg, llm=None, top_k=3)
+    assert method.config.hops == 3 and method.config.top_k == 3
+    evidence = method.retrieve("who directed Heat", ["Heat"])
+    assert len(evidence) == 3 and evidence[0].text == "Heat directed by Michael Mann"
+    assert all(ev.source == "decompose" for ev in evidence)
+    assert evidence[0].score >= evidence[1].score >= evidence[2].score
+
+
+def test_prompts_declare_paper_settings_and_tags():
+    plan = load_prompt("decompose_questions")
+    assert plan.tags == ("reasoning", "subquestions") and plan.stop == ("<END>",)
+    assert plan.temperature == 0.3 and plan.max_tokens == 256
+    assert plan.system.count("<END>") >= 4  # the in-context examples end with it
+    assert load_prompt("decompose_answer").max_tokens == 256
+    synthesis = load_prompt("decompose_synthesis")
+    assert synthesis.max_tokens == 512 and synthesis.temperature == 0.3 and synthesis.tags == ("answers",)
+
+
+def test_cli_retrieve_with_settings(tmp_path):
+    store = KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg")
+    proc = run_cli("retrieve", str(store), "who directed Heat", "--method", "decompose", "--set", "top_k=2", "--json")
+    out = json.loads(proc.stdout)
+    assert out["method"] == "decompose" and len(out["evidence"]) == 2
+    bad = run_cli("retrieve", str(store), "who directed Heat", "--method", "decompose", "--set", "hops=x", ok=False)
+    assert bad.returncode == 2 and "hops" in bad.stderr
