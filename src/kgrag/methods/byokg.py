@@ -109,6 +109,7 @@ class _Context:
 
     def __init__(self) -> None:
         self.items: list[Evidence] = []
+        self.anchors: list[str] = []  # names of the question entities linked so far
         self._keys: set[Any] = set()
 
     def add(self, evidence: Sequence[Evidence]) -> int:
@@ -138,14 +139,11 @@ class _Context:
         lines = [ev.text for ev in self.ordered()[:limit]]
         return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1)) if lines else "(none yet)"
 
-    def entity_keys(self) -> set[str]:
-        return {normalize(e) for ev in self.items for e in ev.entities}
-
-    def supported(self, drafts: Sequence[str], question_entities: Sequence[str]) -> list[str]:
+    def supported(self, drafts: Sequence[str]) -> list[str]:
         """Draft answers the evidence ties to the question: reached by a followed relation path, returned by
         the graph query, or in a fact with a question entity.  Shortest paths and triples found around the
         drafts themselves do not count: they mention the drafts by construction."""
-        anchors = {normalize(e) for e in question_entities}
+        anchors = {normalize(e) for e in self.anchors}
         keys: set[str] = set()
         for ev in self.items:
             names = [normalize(e) for e in ev.entities]
@@ -257,8 +255,8 @@ class BYOKG(Method):
         with trace.step("answer", context_items=min(len(context.items), cfg.context_items)) as step:
             answers = ask_for_answers(self, "byokg_answer", question=question, context=context.text(cfg.context_items))
             if not answers:  # fall back to KG-Linker's drafts, those the evidence supports first
-                keys = context.entity_keys()
-                answers = sorted(drafts, key=lambda a: normalize(a) not in keys)
+                supported = set(context.supported(drafts))
+                answers = sorted(drafts, key=lambda a: a not in supported)
                 step.outputs["fallback"] = "draft answers"
             step.outputs["answers"] = answers
         return answers, context.ordered()
@@ -283,6 +281,7 @@ class BYOKG(Method):
             seen_artifacts |= new
             entities, answers = self._link(question, art, given, context, round_no, trace)
             fresh = [e for e in entities if e not in seen_entities]
+            context.anchors.extend(self.kg.entities[e] for e in fresh)
             seen_entities.update(entities)
             if cfg.paths and art.paths:
                 self._follow_paths(question, art.paths, entities, context, trace)
@@ -298,7 +297,7 @@ class BYOKG(Method):
             if cfg.text_retrieval and round_no == 1:  # depends on the question only
                 self._text_retrieval(question, context, trace)
             if cfg.self_terminate and round_no < cfg.iterations:
-                supported = context.supported(art.answers, [self.kg.entities[e] for e in entities])
+                supported = context.supported(art.answers)
                 if supported:
                     with trace.step("self_terminate", round=round_no) as step:
                         step.outputs.update(reason="draft answers are in the evidence", supported=supported)
@@ -502,13 +501,15 @@ class BYOKG(Method):
             step.outputs["added"] = context.add(triples_as_evidence(self.kg, tids, scores, source="text"))
 
     def _scoring_only(self, question: str, topics: list[str], trace: Trace) -> list[Evidence]:
-        """LLM-free retrieval: question mentions (or given topics) → graph reranker + text-based scoring."""
+        """LLM-free retrieval: question mentions (or given topics) → graph reranker + text-based scoring.
+
+        The graph reranker also stands in for the agent here (the paper's scoring substitution)."""
         cfg = self.config
         context = _Context()
         with trace.step("link", topics=topics) as step:
             seeds = resolve_topics(self.kg, question, topics, linker=self.linker)
             step.outputs["entities"] = [self.kg.entities[e] for e in seeds]
-        if (cfg.graph_reranker or not cfg.text_retrieval) and seeds:
+        if (cfg.graph_reranker or cfg.agentic or not cfg.text_retrieval) and seeds:
             self._graph_reranker(question, seeds, context, trace)
         if cfg.text_retrieval:
             self._text_retrieval(question, context, trace)

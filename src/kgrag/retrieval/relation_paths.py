@@ -5,7 +5,7 @@ prefix missing (``place_of_birth``), in the Cypher-safe spelling (``people_perso
 an inverse marker (``~r``, ``r_inv``, ``r (reverse)``), or mixed with entity names.  Small models also get
 the *order* or the *direction* of hops wrong.  So a written path is first resolved to base relations
 (tolerantly, dropping parts that are not relations), then its orientations are tried against the KG — as
-written first, then with hop directions flipped, then in reverse order — and the first orientation that
+written first, then in reverse order, then with hop directions flipped — and the first orientation that
 reaches any entity from the sources is kept.  Entity types do the disambiguation: from an actor,
 ``starred_actors`` only leads anywhere backwards.
 """
@@ -52,7 +52,7 @@ class FollowedPath:
     directed: list[int] = field(default_factory=list)
     reached: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
     paths: Paths = field(default_factory=Paths.empty)
-    variant: str = "none"  # as_written | flipped | reversed | reversed_flipped | none
+    variant: str = "none"  # as_written | reversed | flipped | reversed_flipped | none
 
     def as_json(self, kg: KnowledgeGraph) -> dict:
         return {
@@ -85,15 +85,16 @@ class RelationResolver:
 
     def resolve(self, text: str) -> Hop | None:
         """One relation mention → :class:`Hop`, or ``None`` when it names no relation of the KG."""
-        name = text.strip().strip("`'\"[]:()*").strip()
+        name = text.strip().strip("`'\"*").strip()
+        inverse = bool(_INVERSE.search(name))
+        name = _INVERSE.sub("", name).strip().strip("`'\"[]:()*").strip()
         if not name:
             return None
         if name in self.kg.relations:
-            return Hop(self.kg.relations.index(name))
+            return Hop(self.kg.relations.index(name), inverse)
         if name.endswith(INVERSE_SUFFIX) and name[: -len(INVERSE_SUFFIX)] in self.kg.relations:
             return Hop(self.kg.relations.index(name[: -len(INVERSE_SUFFIX)]), True)
-        inverse = bool(_INVERSE.search(name))
-        key = normalize(_INVERSE.sub("", name))
+        key = normalize(name)
         if not key:
             return None
         if key in self.by_key:
@@ -120,23 +121,23 @@ class RelationResolver:
 
 
 def orientations(hops: Sequence[Hop]) -> Iterator[tuple[str, list[int], list[bool]]]:
-    """Directed orientations of ``hops`` in the order to try them: as written, flipped hops, reversed order.
+    """Directed orientations of ``hops`` in the order to try them.
 
-    Yields ``(variant, base relation ids, inverse flags)``; within a variant, fewer flips come first.
+    As written; the hops in reverse order (small models list a chain's relations backwards); then every
+    other direction assignment of each order, fewer flipped hops first.  Yields ``(variant, base relation
+    ids, inverse flags)``.
     """
     base = [h.relation for h in hops]
     written = [h.inverse for h in hops]
-    n = len(hops)
+    flips = sorted(itertools.product([False, True], repeat=len(hops)), key=sum)[1:]
     yield "as_written", base, written
-    flips = sorted(itertools.product([False, True], repeat=n), key=sum)[1:]
+    if len(hops) > 1:
+        yield "reversed", base[::-1], written[::-1]
     for flip in flips:
         yield "flipped", base, [w ^ f for w, f in zip(written, flip)]
-    # Reversed order: a path written from the answer towards the question entity; walking it from the
-    # question entity means every hop goes the other way by default.
-    rev_base, rev_written = base[::-1], [not w for w in written[::-1]]
-    yield "reversed", rev_base, rev_written
-    for flip in flips:
-        yield "reversed_flipped", rev_base, [w ^ f for w, f in zip(rev_written, flip)]
+    if len(hops) > 1:
+        for flip in flips:
+            yield "reversed_flipped", base[::-1], [w ^ f for w, f in zip(written[::-1], flip)]
 
 
 def follow_written_path(

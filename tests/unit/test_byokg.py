@@ -1,0 +1,251 @@
+"""BYOKG-RAG plumbing with the scripted LLM: KG-Linker parsing, every strategy on and off, iteration and
+self-termination, fallbacks, LLM-free retrieval.  Never accuracy (the LLM's answers are canned)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import get as get_method
+from kgrag.methods.base import MethodConfigError
+from kgrag.methods.byokg import _Artifacts
+from kgrag.models.llm.scripted import ScriptedLLM
+from tests.conftest import MOVIES
+
+QUESTION = "Who directed the films Al Pacino starred in?"
+LINKER = (
+    "<entities>\nAl Pacino\n</entities>\n<paths>\nstarred_actors -> directed_by\n</paths>\n"
+    "<opencypher>\nMATCH (a:Entity {name: 'Al Pacino'})<-[:starred_actors]-(m)-[:directed_by]->(d) "
+    "RETURN DISTINCT d.name\n</opencypher>\n<answers>\n{answer}\n</answers>"
+)
+STRATEGY_STEPS = {
+    "paths": "paths",
+    "shortest_paths": "shortest_paths",
+    "cypher": "cypher",
+    "agentic": "agentic",
+    "graph_reranker": "graph_reranker",
+    "text_retrieval": "text_retrieval",
+}
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    return KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path_factory.mktemp("kg") / "kg"))
+
+
+def script(answer: str = "Michael Mann", second: str | None = None, final: str = "<answers>\nMichael Mann\n</answers>"):
+    linker = [LINKER.replace("{answer}", answer)]
+    if second is not None:
+        linker.append(second)
+    return ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "byokg_linker", "responses": linker},
+                {"prompt": "byokg_select_relations", "response": "<selected>\nstarred_actors\n</selected>"},
+                {"prompt": "byokg_select_entities", "response": "<next-entities>\nFINISH\n</next-entities>"},
+                {"prompt": "byokg_answer", "response": final},
+            ]
+        }
+    )
+
+
+def steps(answer) -> list[str]:
+    return [s.name for s in answer.trace]
+
+
+def calls(answer, prompt: str) -> int:
+    return sum(1 for c in answer.usage.calls if c.prompt == prompt)
+
+
+# ---------------------------------------------------------------------- KG-Linker output parsing
+def test_linker_output_well_formed():
+    art = _Artifacts(LINKER.replace("{answer}", "Michael Mann"))
+    assert art.entities == ["Al Pacino"] and art.paths == ["starred_actors -> directed_by"]
+    assert art.query.startswith("MATCH (a:Entity") and art.query.endswith("RETURN DISTINCT d.name")
+    assert art.answers == ["Michael Mann"] and not art.finish
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {"entities": [], "paths": [], "opencypher": "", "answers": []}),
+        ("I do not know.", {"entities": [], "paths": [], "opencypher": "", "answers": []}),
+        ("<answers>\nHeat\n</answers>", {"entities": [], "paths": [], "opencypher": "", "answers": ["Heat"]}),
+        (  # unclosed and mismatched tags, singular names, bullets
+            "<Entity>\n- Heat\n<path>directed_by</paths>\n<answer>Michael Mann",
+            {"entities": ["Heat"], "paths": ["directed_by"], "opencypher": "", "answers": ["Michael Mann"]},
+        ),
+        (  # everything inside a code fence, query under another tag name with its own fence
+            "```xml\n<entities>Heat</entities>\n<cypher>\n```cypher\nMATCH (m) RETURN m.name\n```\n</cypher>\n```",
+            {"entities": ["Heat"], "paths": [], "opencypher": "MATCH (m) RETURN m.name", "answers": []},
+        ),
+        (  # no opencypher tag: the fenced query in the text is used
+            "<entities>Heat</entities>\n```cypher\nMATCH (m)-[:directed_by]->(d) RETURN d.name\n```",
+            {"entities": ["Heat"], "paths": [], "opencypher": "MATCH (m)-[:directed_by]->(d) RETURN d.name"},
+        ),
+        ("<<<answers>>> ``` </opencypher", {"entities": [], "paths": [], "opencypher": ""}),
+    ],
+)
+def test_linker_output_tolerates_format_slips(text, expected):
+    got = _Artifacts(text).as_json()
+    for key, value in expected.items():
+        assert got[key] == value, key
+
+
+def test_linker_finish():
+    art = _Artifacts("<entities>\nFINISH\n</entities>\n<answers>Michael Mann</answers>")
+    assert art.finish and art.entities == [] and art.answers == ["Michael Mann"]
+
+
+# ---------------------------------------------------------------------- the whole method
+def test_full_run_uses_every_strategy_and_is_accounted(kg):
+    answer = get_method("byokg")(kg, llm=script()).answer(QUESTION)
+    names = steps(answer)
+    for step in ("kg_linker", "link", *STRATEGY_STEPS.values(), "answer"):
+        assert step in names, step
+    assert answer.answers == ["Michael Mann"] and answer.error is None and answer.grounded
+    assert answer.usage.llm_calls == sum(s.llm_calls for s in answer.trace) == len(answer.usage.calls)
+    sources = {ev.source for ev in answer.evidence}
+    assert {"path", "cypher", "agentic", "reranker"} <= sources
+    path = next(ev for ev in answer.evidence if ev.source == "path")
+    assert path.entities == ["Al Pacino", "Heat", "Michael Mann"] or path.entities[-1] == "Michael Mann"
+    cypher = next(s for s in answer.trace if s.name == "cypher")
+    assert cypher.outputs["ok"] and cypher.outputs["result_rows"] == [["Michael Mann"]]
+
+
+@pytest.mark.parametrize("flag", sorted(STRATEGY_STEPS))
+def test_each_strategy_switches_off(kg, flag):
+    on = get_method("byokg")(kg, llm=script(answer="Ridley Scott")).answer(QUESTION)
+    off = get_method("byokg")(kg, llm=script(answer="Ridley Scott"), **{flag: False}).answer(QUESTION)
+    assert STRATEGY_STEPS[flag] in steps(on) and STRATEGY_STEPS[flag] not in steps(off)
+    assert off.error is None and off.answers
+
+
+def test_without_cypher_the_linker_is_not_asked_for_a_query(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "byokg_linker", "match": "opencypher", "response": "asked for a query"},
+                {"prompt": "byokg_linker", "response": "<entities>Heat</entities>"},
+            ],
+            "default": "<answers>Michael Mann</answers>",
+        }
+    )
+    off = get_method("byokg")(kg, llm=llm, cypher=False, iterations=1).answer("Who directed Heat?")
+    linker = next(s for s in off.trace if s.name == "kg_linker")
+    assert linker.outputs["entities"] == ["Heat"]
+    on = get_method("byokg")(kg, llm=llm, iterations=1).answer("Who directed Heat?")
+    assert next(s for s in on.trace if s.name == "kg_linker").outputs["entities"] == []
+
+
+def test_unusable_cypher_backend_skips_the_step(kg):
+    method = get_method("byokg")(kg, llm=script(), cypher_backend="nosuch://backend", iterations=1)
+    answer = method.answer(QUESTION)
+    assert "cypher" not in steps(answer) and answer.error is None
+    linker = next(s for s in answer.trace if s.name == "kg_linker")
+    assert "nosuch" in linker.outputs["cypher_skipped"]
+
+
+def test_supported_drafts_stop_after_one_round(kg):
+    answer = get_method("byokg-scoring")(kg, llm=script(answer="Michael Mann")).answer(QUESTION)
+    assert calls(answer, "byokg_linker") == 1 and "self_terminate" in steps(answer)
+    assert answer.usage.llm_calls == 2  # the scoring variant: KG-Linker + the final answer
+
+
+def test_unsupported_drafts_get_a_second_round_with_the_context(kg):
+    second = "<entities>\nHeat\n</entities>\n<answers>\nMichael Mann\n</answers>"
+    llm = script(answer="Ridley Scott", second=second)
+    answer = get_method("byokg-scoring")(kg, llm=llm).answer(QUESTION)
+    assert calls(answer, "byokg_linker") == 2 and "self_terminate" not in steps(answer)
+    rounds = [s.inputs["round"] for s in answer.trace if s.name == "kg_linker"]
+    assert rounds == [1, 2]
+    # round 2 links and retrieves from its own (new) entities
+    assert any(s.name == "link" and s.outputs["question_entities"] == ["Heat"] for s in answer.trace)
+
+
+def test_second_round_sees_the_context(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "byokg_linker", "match": r"so far:\s*\n1\. ", "response": "<entities>FINISH</entities>"},
+                {"prompt": "byokg_linker", "response": LINKER.replace("{answer}", "Ridley Scott")},
+            ],
+            "default": "<answers>Michael Mann</answers>",
+        }
+    )
+    answer = get_method("byokg-scoring")(kg, llm=llm).answer(QUESTION)
+    stop = next(s for s in answer.trace if s.name == "self_terminate")
+    assert stop.outputs["reason"] == "KG-Linker said FINISH" and calls(answer, "byokg_linker") == 2
+
+
+def test_self_termination_and_iterations_are_settings(kg):
+    keep_going = get_method("byokg-scoring")(kg, llm=script(), self_terminate=False).answer(QUESTION)
+    assert calls(keep_going, "byokg_linker") == 2
+    # round 2 repeats round 1 exactly: nothing new to link, so the loop ends
+    assert "self_terminate" in steps(keep_going)
+    one = get_method("byokg-scoring")(kg, llm=script(answer="Ridley Scott"), iterations=1).answer(QUESTION)
+    assert calls(one, "byokg_linker") == 1
+
+
+def test_linker_without_entities_falls_back_to_question_mentions(kg):
+    llm = ScriptedLLM({"rules": [{"prompt": "byokg_linker", "response": "nothing useful"}], "default": "<answers>x"})
+    answer = get_method("byokg-scoring")(kg, llm=llm, iterations=1).answer("Who directed Heat?")
+    link = next(s for s in answer.trace if s.name == "link")
+    assert link.outputs["fallback"] == "question mentions" and link.outputs["question_entities"] == ["Heat"]
+    assert any(ev.source == "reranker" for ev in answer.evidence)
+
+
+def test_junk_final_answer_falls_back_to_supported_drafts(kg):
+    llm = script(answer="Ridley Scott\nMichael Mann", final="<answers></answers>")
+    answer = get_method("byokg-scoring")(kg, llm=llm, iterations=1).answer(QUESTION)
+    final = next(s for s in answer.trace if s.name == "answer")
+    assert final.outputs["fallback"] == "draft answers" and answer.answers[0] == "Michael Mann"
+
+
+def test_given_topic_entities_seed_the_retrieval(kg):
+    llm = ScriptedLLM({"rules": [{"prompt": "byokg_linker", "response": "<paths>directed_by</paths>"}]})
+    llm.default = "<answers>Michael Mann</answers>"
+    answer = get_method("byokg-scoring")(kg, llm=llm, iterations=1).answer("Who directed it?", ["Heat"])
+    link = next(s for s in answer.trace if s.name == "link")
+    assert link.outputs["question_entities"] == ["Heat"]
+    paths = next(s for s in answer.trace if s.name == "paths")
+    assert paths.outputs["followed"][0]["reached"] == 1
+
+
+def test_agentic_variant_walks_with_the_llm(kg):
+    answer = get_method("byokg-agentic")(kg, llm=script(answer="Ridley Scott"), iterations=1).answer(QUESTION)
+    assert "graph_reranker" not in steps(answer) and "agentic" in steps(answer)
+    assert calls(answer, "byokg_select_relations") >= 1 and calls(answer, "byokg_select_entities") >= 1
+    assert any(ev.source == "agentic" for ev in answer.evidence)
+
+
+def test_variants_are_config_defaults():
+    assert get_method("byokg").Config().agentic and get_method("byokg").Config().graph_reranker
+    assert not get_method("byokg-agentic").Config().graph_reranker and get_method("byokg-agentic").Config().agentic
+    assert not get_method("byokg-scoring").Config().agentic and get_method("byokg-scoring").Config().graph_reranker
+    cfg = get_method("byokg").Config()
+    assert (cfg.iterations, cfg.agentic_rounds, cfg.link_top_m) == (2, 3, 3)  # T_R, T_A, m
+    assert (cfg.rerank_hops, cfg.rerank_relations, cfg.rerank_triples) == (2, 20, 100)  # L, k_r, k_t
+
+
+def test_unknown_setting_is_a_clear_error(kg):
+    with pytest.raises(MethodConfigError, match="settings:"):
+        get_method("byokg")(kg, no_such_setting=1)
+
+
+@pytest.mark.parametrize("name", ["byokg", "byokg-agentic", "byokg-scoring"])
+def test_retrieve_without_llm_is_the_scoring_retrieval(kg, name):
+    method = get_method(name)(kg, llm=None)
+    evidence = method.retrieve("who directed Heat")
+    assert evidence and {ev.source for ev in evidence} <= {"reranker", "text"}
+    assert any(ev.source == "reranker" for ev in evidence)
+    assert all(0 <= t < kg.num_triples for ev in evidence for t in ev.triples)
+    only_text = get_method(name)(kg, llm=None, graph_reranker=False, agentic=False).retrieve("who directed Heat")
+    assert {ev.source for ev in only_text} == {"text"}
+
+
+def test_retrieve_with_llm_gathers_without_the_final_call(kg):
+    llm = script()
+    evidence = get_method("byokg-scoring")(kg, llm=llm).retrieve(QUESTION)
+    assert {"path", "cypher"} <= {ev.source for ev in evidence}
+    assert all(rule["used"] == 0 for rule in llm.rules if rule["prompt"] == "byokg_answer")
