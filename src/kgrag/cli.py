@@ -658,12 +658,9 @@ def serve(
     except OSError as exc:
         raise typer.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     shown = f"[{host}]" if ":" in host else host
-    console.print(
-        f"kgrag serving {kg_dir} at [bold]http://{shown}:{sock.getsockname()[1]}/[/bold]  "
-        f"(LLM {llm or 'default local model'}, loaded on the first question; Ctrl+C stops)",
-        highlight=False,
-    )
+    sys.stdout.write(f"kgrag serving {kg_dir} at http://{shown}:{sock.getsockname()[1]}/\n")  # one unwrapped line
     sys.stdout.flush()
+    err_console.print(f"LLM {llm or 'default local model'} (loaded on the first question) · Ctrl+C stops")
     server = uvicorn.Server(uvicorn.Config(service, log_level="warning", timeout_graceful_shutdown=5))
     server.run(sockets=[sock])
 

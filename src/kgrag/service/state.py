@@ -17,11 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import Method
 from kgrag.models.llm.base import LLM
 from kgrag.service.autocomplete import EntityCompleter
 from kgrag.service.limits import ConcurrencyLimitedLLM
+
+
+class LLMLoadError(LLMError):
+    """The configured LLM could not be loaded (missing model, bad spec, missing extra): HTTP 503."""
 
 
 @dataclass
@@ -88,9 +93,11 @@ class ServiceState:
             if self._llm is None:
                 from kgrag.models.llm import load_llm
 
-                self._llm = ConcurrencyLimitedLLM(
-                    load_llm(self.config.llm, cache=self.config.cache), self.config.max_llm_calls
-                )
+                try:
+                    model = load_llm(self.config.llm, cache=self.config.cache)
+                except (KGRagError, ImportError, OSError, ValueError) as exc:
+                    raise LLMLoadError(f"cannot load {self.llm_spec}: {exc}") from exc
+                self._llm = ConcurrencyLimitedLLM(model, self.config.max_llm_calls)
             return self._llm
 
     def method(self, name: str, settings: dict[str, Any], *, with_llm: bool) -> Method:

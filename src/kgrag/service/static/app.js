@@ -3,7 +3,7 @@
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const state = { topics: [], methods: [], graphs: [] };
-window.kgragGraphs = state.graphs; // the browser test reads the drawn graphs from here
+window.kgragGraphs = state.graphs; // the drawn graphs, one per result panel (the browser test reads them)
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -226,8 +226,8 @@ function drawGraph(panel, evidence, answers, topics) {
     style: [
       { selector: "node", style: { label: "data(label)", "font-size": 10, "background-color": "#94a3b8", width: 14, height: 14,
         "text-valign": "bottom", "text-margin-y": 3, "text-wrap": "ellipsis", "text-max-width": 120 } },
-      { selector: "node.topic", style: { "background-color": "#d97706", width: 20, height: 20, "font-weight": "bold" } },
       { selector: "node.answer", style: { "background-color": "#059669", width: 20, height: 20, "font-weight": "bold" } },
+      { selector: "node.topic", style: { "background-color": "#d97706", width: 20, height: 20, "font-weight": "bold" } },
       { selector: "edge", style: { label: "data(label)", "font-size": 8, color: "#64748b", width: 1.2, "line-color": "#cbd5e1",
         "target-arrow-shape": "triangle", "target-arrow-color": "#cbd5e1", "curve-style": "bezier", "text-rotation": "autorotate" } },
     ],
@@ -244,6 +244,8 @@ function drawGraph(panel, evidence, answers, topics) {
   const layout = () => cy.layout({ name: cy.nodes().length > 300 ? "concentric" : "cose", animate: false, padding: 20 }).run();
   mark();
   layout();
+  const empty = $(".graph-empty", panel);
+  if (empty) empty.hidden = cy.nodes().length > 0;
   cy.on("tap", "node", async ev => {
     const name = ev.target.data("label");
     try {
@@ -254,8 +256,7 @@ function drawGraph(panel, evidence, answers, topics) {
     } catch (err) { showPanelError(panel, err.message); }
   });
   panel.cy = cy;
-  panel.dataset.nodes = String(cy.nodes().length);
-  state.graphs.push(cy);
+  state.graphs[Number(panel.dataset.index)] = cy; // in panel order, whichever finishes first
   return cy;
 }
 
@@ -346,12 +347,13 @@ async function run(retrieveOnly) {
   const results = $("#results");
   results.className = "results " + (methods.length > 1 ? "double" : "single");
   results.replaceChildren();
-  for (const cy of state.graphs.splice(0)) cy.destroy();
+  for (const cy of state.graphs.splice(0)) if (cy) cy.destroy();
   const buttons = [$("#ask-button"), $("#retrieve-button")];
   buttons.forEach(b => { b.disabled = true; });
   try {
-    await Promise.all(methods.map(method => {
+    await Promise.all(methods.map((method, index) => {
       const panel = newPanel(method);
+      panel.dataset.index = String(index);
       results.append(panel);
       return runPanel(panel, { question, method, topic_entities: [...state.topics] }, retrieveOnly);
     }));
