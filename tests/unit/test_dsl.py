@@ -203,6 +203,11 @@ def test_parse_and_validate_turns_syntax_errors_into_errors(movies_kg):
     assert not v.ok and "ends too early" in v.errors[0]
 
 
+def test_validate_refuses_a_bare_entity(movies_kg):
+    v = parse_and_validate("I am not sure which relation to use.", movies_kg)
+    assert not v.ok and "follows no relation" in v.errors[0]
+
+
 def test_validate_limits_size(movies_kg):
     q = E("Heat")
     for _ in range(70):

@@ -37,6 +37,7 @@ class Execution:
 
     scores: np.ndarray
     intermediate: dict[Query, np.ndarray] = field(default_factory=dict)
+    mask: np.ndarray | None = None  # the entity subset it ran on (None: the whole KG)
 
     def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` best entities with a positive score, best first (ties by entity id)."""
@@ -83,7 +84,7 @@ class FuzzyExecutor:
         """Scores for the query's answers; ``anchors`` links every leaf mention to entities."""
         intermediate: dict[Query, np.ndarray] = {}
         scores = self._run(query, anchors, intermediate)
-        return Execution(scores, intermediate)
+        return Execution(scores, intermediate, self.mask)
 
     def _run(self, node: Query, anchors: Anchors, memo: dict[Query, np.ndarray]) -> np.ndarray:
         if node in memo:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX, Entity, Query, leaves, map_relations, size, walk
+from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX, Entity, Query, leaves, map_relations, size
 from kgrag.retrieval.dsl.parser import DSLSyntaxError, parse
 
 MAX_NODES = 64
@@ -109,9 +109,9 @@ def validate(query: Query, kg: KnowledgeGraph) -> Validation:
                 notes.append(f"relation {name!r} read as {seen[name]!r}")
         return seen[name] or name
 
+    if isinstance(query, Entity):  # prose from a chatty model also parses as a bare name
+        errors.append(f'the query follows no relation; write "entity name" -> relation (got {query.name[:60]!r})')
     repaired = map_relations(query, fix)
-    if not any(isinstance(n, Entity) for n in walk(query)):  # pragma: no cover - the grammar guarantees a leaf
-        errors.append("the query has no entity")
     return Validation(None if errors else repaired, errors, notes)
 
 
