@@ -599,6 +599,78 @@ def models_setup(
         console.print(f"[green]✓[/green] {model.name} ready: {path}")
 
 
+@app.command("frag-train")
+def frag_train(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Router model file to write (.npz).")],
+    data: Annotated[
+        list[Path] | None, typer.Option("--data", "-d", help='JSONL of {"question": ..., "hops": N} (repeatable).')
+    ] = None,
+    from_results: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from-results",
+            help="FRAG-F: a `kgrag eval` results.jsonl; hop labels come from the evidence path the LLM's answer ends.",
+        ),
+    ] = None,
+    only_correct: Annotated[
+        bool, typer.Option(help="With --from-results: keep only questions whose answer was right.")
+    ] = False,
+    validation: Annotated[float, typer.Option(min=0.0, max=0.9, help="Share held back to report accuracy.")] = 0.2,
+    seed: Annotated[int, typer.Option(help="Seed of the validation split.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Train FRAG's hop router on labelled questions; use it with `--set router=MODEL`."""
+    import numpy as np
+
+    from kgrag.retrieval.router import HopRouter, RouterError, read_labelled
+
+    questions: list[str] = []
+    hops: list[int] = []
+    for path in data or []:
+        q, h = read_labelled(path)
+        questions += q
+        hops += h
+    for path in from_results or []:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise RouterError(f"{path}: {exc.strerror or exc}") from None
+        for lineno, line in enumerate(lines, 1):
+            try:
+                row = json.loads(line) if line.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise RouterError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+            label = row.get("answer_path_hops")
+            if isinstance(label, int) and label > 0 and (row.get("hit") or not only_correct):
+                questions.append(str(row["question"]))
+                hops.append(label)
+    if not questions:
+        raise RouterError("no labelled questions: give --data FILE or --from-results results.jsonl")
+    order = np.random.default_rng(seed).permutation(len(questions))
+    n_val = int(len(questions) * validation)
+    val, train = order[:n_val], order[n_val:]
+    router = HopRouter.fit([questions[i] for i in train], [hops[i] for i in train])
+    accuracy = router.accuracy([questions[i] for i in val], [hops[i] for i in val]) if n_val else None
+    router.save(out)
+    summary = {
+        "out": str(out),
+        "questions": len(questions),
+        "train": len(train),
+        "validation": int(n_val),
+        "validation_accuracy": None if accuracy is None else round(accuracy, 4),
+        "labels": sorted({int(h) for h in hops}),
+        "features": len(router.vocab),
+    }
+    if as_json:
+        _print_json(summary)
+    else:
+        acc = "n/a" if accuracy is None else f"{accuracy:.3f}"
+        console.print(
+            f"[green]✓[/green] router trained on {len(train):,} questions (labels {summary['labels']}), "
+            f"validation accuracy {acc} on {n_val:,} → {out}\n  use it with: --method frag --set router={out}"
+        )
+
+
 @app.command()
 def methods(as_json: JsonOpt = False) -> None:
     """List the registered methods."""

@@ -16,7 +16,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -39,22 +41,35 @@ def mask_entities(question: str, spans: Sequence[tuple[int, int]] = ()) -> str:
     return _BRACKETS.sub(f" {ENTITY_TOKEN} ", question)
 
 
+def mask_topics(question: str, names: Sequence[str]) -> str:
+    """Mask the topic entities' names where they occur in ``question`` (case-insensitive)."""
+    spans = []
+    low = question.lower()
+    for name in sorted(names, key=len, reverse=True):
+        start = low.find(name.lower()) if name else -1
+        if start >= 0 and not any(s < start + len(name) and start < e for s, e in spans):
+            spans.append((start, start + len(name)))
+    return mask_entities(question, spans)
+
+
 def features(question: str) -> list[str]:
-    """Word unigrams and bigrams of the masked, lower-cased question (the placeholder keeps its case)."""
-    words = [ENTITY_TOKEN if w == ENTITY_TOKEN.lower() else w for w in _WORD.findall(question.lower())]
+    """Word unigrams and bigrams of the lower-cased question, ``[bracketed]`` names masked."""
+    words = [ENTITY_TOKEN if w == ENTITY_TOKEN.lower() else w for w in _WORD.findall(mask_entities(question).lower())]
     words = ["<s>", *words, "</s>"]
-    return words[1:-1] + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    return words[1:-1] + [f"{a} {b}" for a, b in pairwise(words)]
 
 
 @dataclass
-class HopRouter:
-    """TF-IDF + multinomial logistic regression over hop labels (``labels[i]`` = hop count of class ``i``)."""
+class TextClassifier:
+    """TF-IDF + multinomial logistic regression over question labels (hop counts, relation patterns, ...)."""
 
     vocab: dict[str, int]
     idf: np.ndarray
     coef: np.ndarray  # (n_classes, n_features)
     intercept: np.ndarray  # (n_classes,)
-    labels: np.ndarray  # int hop counts
+    labels: np.ndarray  # class labels (int hop counts or str)
+
+    builtin: ClassVar[str] = "frag_router.npz"
 
     # ------------------------------------------------------------------ features
     def _matrix(self, questions: Sequence[str]):
@@ -73,34 +88,51 @@ class HopRouter:
         return sp.diags(1.0 / norms) @ x
 
     # ------------------------------------------------------------------ inference
+    def _one(self, question: str) -> np.ndarray:
+        """Logits of one question without building a sparse matrix (the per-question hot path)."""
+        counts = Counter(self.vocab[f] for f in features(question) if f in self.vocab)
+        if not counts:
+            return self.intercept.copy()
+        cols = np.fromiter(counts.keys(), np.int64, len(counts))
+        vals = (1.0 + np.log(np.fromiter(counts.values(), np.float64, len(counts)))) * self.idf[cols]
+        vals /= np.sqrt(vals @ vals)
+        return self.coef[:, cols] @ vals + self.intercept
+
     def predict_proba(self, questions: Sequence[str]) -> np.ndarray:
-        logits = self._matrix(questions) @ self.coef.T + self.intercept
+        if len(questions) == 1:
+            logits = self._one(questions[0])[None, :]
+        else:
+            logits = self._matrix(questions) @ self.coef.T + self.intercept
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         return p / p.sum(axis=1, keepdims=True)
 
     def predict(self, questions: Sequence[str]) -> np.ndarray:
-        """Hop count per question."""
+        """The most probable label per question."""
         if not len(questions):
-            return np.empty(0, np.int64)
+            return self.labels[:0]
         return self.labels[np.argmax(self.predict_proba(questions), axis=1)]
-
-    def hops(self, question: str) -> int:
-        return int(self.predict([question])[0])
 
     # ------------------------------------------------------------------ training
     @classmethod
     def fit(
-        cls, questions: Sequence[str], hops: Sequence[int], *, min_count: int = 2, l2: float = 1e-3, max_iter: int = 300
-    ) -> HopRouter:
-        """Fit on ``questions`` (entities bracketed or already masked) with integer hop labels."""
+        cls,
+        questions: Sequence[str],
+        hops: Sequence[int] | Sequence[str],
+        *,
+        min_count: int = 2,
+        l2: float = 1e-3,
+        max_iter: int = 300,
+    ) -> TextClassifier:
+        """Fit on ``questions`` (entities bracketed or already masked) with one label each."""
         from scipy.optimize import minimize
 
         if len(questions) != len(hops) or not len(questions):
             raise RouterError("router training needs the same, non-zero number of questions and labels")
-        labels = np.unique(np.asarray(hops, dtype=np.int64))
+        targets = np.asarray(hops)
+        labels = np.unique(targets)
         if len(labels) < 2:
-            raise RouterError(f"router training needs at least two different hop labels, got {labels.tolist()}")
+            raise RouterError(f"training needs at least two different labels, got {labels.tolist()}")
         doc_freq: Counter[str] = Counter()
         for q in questions:
             doc_freq.update(set(features(q)))
@@ -110,7 +142,7 @@ class HopRouter:
         idf = np.log((1 + n) / (1 + np.array([doc_freq[t] for t in terms], dtype=np.float64))) + 1.0
         model = cls(vocab, idf, np.zeros((len(labels), len(terms))), np.zeros(len(labels)), labels)
         x = model._matrix(questions)
-        y = np.searchsorted(labels, np.asarray(hops, dtype=np.int64))
+        y = np.searchsorted(labels, targets)
         onehot = np.zeros((n, len(labels)))
         onehot[np.arange(n), y] = 1.0
         k, d = len(labels), len(terms)
@@ -145,36 +177,51 @@ class HopRouter:
             idf=self.idf.astype(np.float32),
             coef=self.coef.astype(np.float32),
             intercept=self.intercept.astype(np.float32),
-            labels=self.labels.astype(np.int64),
+            labels=self.labels.astype(np.int64 if self.labels.dtype.kind in "iu" else str),
         )
         tmp.replace(path)
         return path
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> HopRouter:
-        """Load a router ``.npz`` (the model shipped with kgrag when ``path`` is None or ``"builtin"``)."""
+    def load(cls, path: str | Path | None = None) -> TextClassifier:
+        """Load a model ``.npz`` (the one shipped with kgrag when ``path`` is None or ``"builtin"``)."""
         if path is None or str(path) == "builtin":
-            return cls._read(Path(str(resources.files("kgrag").joinpath("data/frag_router.npz"))))
+            return cls._read(Path(str(resources.files("kgrag").joinpath(f"data/{cls.builtin}"))))
         return cls._read(Path(path))
 
     @classmethod
-    def _read(cls, path: Path) -> HopRouter:
+    def _read(cls, path: Path) -> TextClassifier:
         try:
             with np.load(path, allow_pickle=False) as z:
                 if str(z["format"]) != FORMAT:
-                    raise RouterError(f"{path}: not a kgrag hop router (format {z['format']!s})")
+                    raise RouterError(f"{path}: not a kgrag question classifier (format {z['format']!s})")
                 terms = [str(t) for t in z["terms"]]
                 return cls(
                     {t: i for i, t in enumerate(terms)},
                     z["idf"].astype(np.float64),
                     z["coef"].astype(np.float64),
                     z["intercept"].astype(np.float64),
-                    z["labels"].astype(np.int64),
+                    z["labels"],
                 )
         except (OSError, KeyError, ValueError) as exc:
             if isinstance(exc, RouterError):
                 raise
-            raise RouterError(f"{path}: cannot read hop router: {exc}") from None
+            raise RouterError(f"{path}: cannot read question classifier: {exc}") from None
+
+
+class HopRouter(TextClassifier):
+    """FRAG's router: labels are hop counts."""
+
+    builtin: ClassVar[str] = "frag_router.npz"
+
+    def hops(self, question: str) -> int:
+        return int(self.predict([question])[0])
+
+
+class PatternClassifier(TextClassifier):
+    """Question → relation pattern (``rel>rel_inv>...`` labels), learned from questions with answers."""
+
+    builtin: ClassVar[str] = "frag_patterns.npz"
 
 
 def read_labelled(path: str | Path) -> tuple[list[str], list[int]]:

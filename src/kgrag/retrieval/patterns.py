@@ -1,0 +1,222 @@
+"""Relation patterns around topic entities: which directed relation sequences lead where.
+
+Enumerating concrete paths explodes at three hops (an actor's films' other actors' films is already tens of
+thousands of paths), yet the paths that matter for a question share a handful of relation *patterns*. So we
+propagate **sets**: level by level, each (pattern prefix, entity) pair is expanded once, whatever number of
+concrete paths reach it. The result says, for every pattern of length ≤ L, which entities it reaches — enough
+to score patterns against the question and pick answer candidates — and :func:`paths_to` then recovers one
+concrete path per chosen endpoint for the evidence.
+
+Hub entities (degree above ``hub_degree``, e.g. a genre shared by 10,000 films) are reached but not expanded
+further when they are not a source: walking *through* them says nothing about the question and dominates the
+cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kgrag.graph.algorithms import Paths, incident_edges
+from kgrag.graph.kg import KnowledgeGraph, unique_ints
+
+
+@dataclass
+class PatternReach:
+    """``patterns[k]`` (directed relation ids, ``-1``-padded) reaches entity ``entity[i]`` where ``pattern[i] == k``."""
+
+    patterns: np.ndarray
+    lengths: np.ndarray
+    pattern: np.ndarray
+    entity: np.ndarray
+    truncated: bool = False
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def endpoints(self, k: int) -> np.ndarray:
+        return self.entity[self.pattern == k]
+
+
+def pattern_label(kg: KnowledgeGraph, pattern: Sequence[int]) -> str:
+    """A pattern as a readable, stable string: relation names joined by ``>`` (``_inv`` for reversed)."""
+    r = kg.num_relations
+    return ">".join(kg.relations[int(p) % r] + ("" if p < r else "_inv") for p in pattern if p >= 0)
+
+
+def _degree(kg: KnowledgeGraph) -> np.ndarray:
+    key = ("degree_both",)
+    if key not in kg._cache:
+        kg._cache[key] = (np.diff(kg.out_indptr) + np.diff(kg.in_indptr)).astype(np.int64)
+    return kg._cache[key]
+
+
+def reachable_patterns(
+    kg: KnowledgeGraph,
+    sources: Sequence[int] | np.ndarray,
+    max_length: int,
+    *,
+    hub_degree: int = 1000,
+    max_pairs: int = 2_000_000,
+    allowed_relations: np.ndarray | None = None,
+) -> PatternReach:
+    """Every directed relation pattern of length 1..``max_length`` from ``sources`` and the entities it reaches."""
+    sources = unique_ints(np.asarray(sources, dtype=np.int64))
+    n, width = kg.num_entities, max(max_length, 1)
+    degree = _degree(kg)
+    is_source = np.zeros(n, bool)
+    is_source[sources] = True
+    allowed = None
+    if allowed_relations is not None:
+        allowed = np.zeros(2 * kg.num_relations, bool)
+        allowed[np.asarray(allowed_relations, dtype=np.int64)] = True
+    # prefix table: parent prefix and last directed relation of every pattern seen so far (prefix 0 = empty)
+    parent = [np.array([-1], np.int64)]
+    last_rel = [np.array([-1], np.int64)]
+    level_of = [np.array([0], np.int64)]
+    n_prefixes = 1
+    pair_prefix = np.zeros(len(sources), np.int64)
+    pair_entity = sources
+    out_prefix, out_entity = [], []
+    truncated = False
+    for depth in range(1, max_length + 1):
+        if depth > 1:  # do not walk through hubs (sources themselves are always expanded)
+            keep = degree[pair_entity] <= hub_degree
+            pair_prefix, pair_entity = pair_prefix[keep], pair_entity[keep]
+        if not len(pair_entity):
+            break
+        owner, _, other, drel = incident_edges(kg, pair_entity, "both")
+        ok = ~is_source[other]  # paths never come back to a topic entity
+        if allowed is not None:
+            ok &= allowed[drel]
+        owner, other, drel = owner[ok], other[ok], drel[ok]
+        if len(owner) > max_pairs:
+            owner, other, drel, truncated = owner[:max_pairs], other[:max_pairs], drel[:max_pairs], True
+        # new prefix = (old prefix, directed relation): number them densely
+        combo = pair_prefix[owner] * (2 * kg.num_relations) + drel
+        uniq, inverse = np.unique(combo, return_inverse=True)
+        new_ids = n_prefixes + np.arange(len(uniq))
+        parent.append(uniq // (2 * kg.num_relations))
+        last_rel.append(uniq % (2 * kg.num_relations))
+        level_of.append(np.full(len(uniq), depth, np.int64))
+        n_prefixes += len(uniq)
+        prefix = new_ids[inverse.ravel()]
+        pair_key = unique_ints(prefix * n + other)
+        pair_prefix, pair_entity = pair_key // n, pair_key % n
+        out_prefix.append(pair_prefix)
+        out_entity.append(pair_entity)
+    parents = np.concatenate(parent)
+    lasts = np.concatenate(last_rel)
+    levels = np.concatenate(level_of)
+    if not out_prefix:
+        empty = np.empty(0, np.int64)
+        return PatternReach(np.empty((0, width), np.int64), empty, empty, empty, truncated)
+    prefix_all = np.concatenate(out_prefix)
+    entity_all = np.concatenate(out_entity)
+    used, pattern_idx = np.unique(prefix_all, return_inverse=True)
+    lengths = levels[used]
+    patterns = np.full((len(used), width), -1, np.int64)
+    cur = used.copy()
+    for _ in range(width):  # walk each prefix back to the root, filling from its own end
+        active = levels[cur] > 0
+        pos = np.where(active, levels[cur] - 1, 0)
+        rows = np.flatnonzero(active)
+        patterns[rows, pos[rows]] = lasts[cur[rows]]
+        cur = np.where(active, parents[cur], cur)
+        if not active.any():
+            break
+    return PatternReach(patterns, lengths, pattern_idx.ravel(), entity_all, truncated)
+
+
+def paths_to(
+    kg: KnowledgeGraph,
+    sources: Sequence[int] | np.ndarray,
+    pattern: Sequence[int],
+    targets: Sequence[int] | np.ndarray,
+    *,
+    hub_degree: int = 1000,
+) -> Paths:
+    """One concrete path per target that ``pattern`` reaches from ``sources`` (same hub rule as above)."""
+    sources = unique_ints(np.asarray(sources, dtype=np.int64))
+    rels = [int(r) for r in pattern if r >= 0]
+    degree = _degree(kg)
+    steps = []
+    frontier = sources
+    for depth, rid in enumerate(rels):
+        if depth > 0:
+            frontier = frontier[degree[frontier] <= hub_degree]
+        owner, tids, other, drel = incident_edges(kg, frontier, "both")
+        keep = (drel == rid) & ~np.isin(other, sources)
+        src, dst, tids = frontier[owner[keep]], other[keep].astype(np.int64), tids[keep]
+        steps.append((src, dst, tids))
+        frontier = unique_ints(dst)
+    targets = np.asarray(targets, dtype=np.int64)
+    current = targets[np.isin(targets, frontier)] if rels else np.empty(0, np.int64)
+    if not len(current):
+        return Paths.empty()
+    nodes_rev = [current]
+    edges_rev = []
+    for src, dst, tids in reversed(steps):
+        order = np.argsort(dst, kind="stable")
+        pos = order[np.searchsorted(dst[order], current)]  # first edge into each current node
+        edges_rev.append(tids[pos])
+        current = src[pos]
+        nodes_rev.append(current)
+    nodes = np.stack(nodes_rev[::-1], axis=1).astype(np.int32)
+    edges = np.stack(edges_rev[::-1], axis=1).astype(np.int64)
+    return Paths(nodes, edges, np.full(len(nodes), len(rels), np.int32))
+
+
+def answer_entities(kg: KnowledgeGraph, answers: Sequence[str]) -> np.ndarray:
+    """Entity ids whose normalised name equals a normalised answer (the name index is built once per KG)."""
+    from kgrag.eval.metrics import normalize_answer
+
+    key = ("normalised_names",)
+    if key not in kg._cache:
+        index: dict[str, list[int]] = {}
+        for i, name in enumerate(kg.entities):
+            index.setdefault(normalize_answer(name), []).append(i)
+        kg._cache[key] = index
+    index = kg._cache[key]
+    ids = [i for a in answers for i in index.get(normalize_answer(a), [])]
+    return unique_ints(np.asarray(ids, dtype=np.int64)) if ids else np.empty(0, np.int64)
+
+
+def pattern_f1(reach: PatternReach, gold: np.ndarray, exclude: Sequence[int] = ()) -> np.ndarray:
+    """F1 of every pattern's endpoint set against the gold entities (``exclude``: e.g. the topics)."""
+    if not len(reach):
+        return np.empty(0)
+    keep = ~np.isin(reach.entity, np.asarray(exclude, dtype=np.int64))
+    pattern, entity = reach.pattern[keep], reach.entity[keep]
+    size = np.bincount(pattern, minlength=len(reach))
+    hits = np.bincount(pattern[np.isin(entity, gold)], minlength=len(reach))
+    return 2.0 * hits / np.maximum(size + len(gold), 1)
+
+
+def best_pattern(
+    kg: KnowledgeGraph,
+    topics: Sequence[int],
+    answers: Sequence[str],
+    max_length: int,
+    *,
+    exact_length: bool = False,
+    **reach_options,
+) -> tuple[str | None, float]:
+    """The relation pattern whose endpoints best match ``answers`` (F1) — a weak label for training a scorer.
+
+    With ``exact_length`` only patterns of ``max_length`` relations compete (when the hop count is known).
+    """
+    gold = answer_entities(kg, answers)
+    if not len(gold) or not len(topics):
+        return None, 0.0
+    reach = reachable_patterns(kg, topics, max_length, **reach_options)
+    f1 = pattern_f1(reach, gold, exclude=topics)
+    if exact_length and len(f1):
+        f1 = np.where(reach.lengths == max_length, f1, 0.0)
+    if not len(f1) or f1.max() <= 0:
+        return None, 0.0
+    order = np.lexsort((reach.lengths, -f1))  # best F1, then the shorter pattern
+    best = int(order[0])
+    return pattern_label(kg, reach.patterns[best]), float(f1[best])
