@@ -601,9 +601,12 @@ def models_setup(
 
 @app.command("frag-train")
 def frag_train(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Router model file to write (.npz).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Hop router model to write (.npz).")],
     data: Annotated[
-        list[Path] | None, typer.Option("--data", "-d", help='JSONL of {"question": ..., "hops": N} (repeatable).')
+        list[Path] | None,
+        typer.Option(
+            "--data", "-d", help='JSONL: {"question", "hops"?, "answers"?, "topic_entities"?} per line (repeatable).'
+        ),
     ] = None,
     from_results: Annotated[
         list[Path] | None,
@@ -615,21 +618,28 @@ def frag_train(
     only_correct: Annotated[
         bool, typer.Option(help="With --from-results: keep only questions whose answer was right.")
     ] = False,
+    kg_dir: Annotated[
+        Path | None, typer.Option("--kg", help="KG store: label relation patterns from the rows' answers.")
+    ] = None,
+    patterns_out: Annotated[
+        Path | None, typer.Option("--patterns-out", help="With --kg: pattern scorer model to write (.npz).")
+    ] = None,
     validation: Annotated[float, typer.Option(min=0.0, max=0.9, help="Share held back to report accuracy.")] = 0.2,
     seed: Annotated[int, typer.Option(help="Seed of the validation split.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Train FRAG's hop router on labelled questions; use it with `--set router=MODEL`."""
+    """Train FRAG's hop router (and, with --kg, its pattern scorer); use with `--set router=… patterns=…`."""
     import numpy as np
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress
 
-    from kgrag.retrieval.router import HopRouter, RouterError, read_labelled
+    from kgrag.retrieval.patterns import weak_pattern_labels
+    from kgrag.retrieval.router import HopRouter, PatternClassifier, RouterError, TextClassifier, read_labelled
 
-    questions: list[str] = []
-    hops: list[int] = []
+    if (kg_dir is None) != (patterns_out is None):
+        raise typer.BadParameter("--kg and --patterns-out go together")
+    rows: list[dict] = []
     for path in data or []:
-        q, h = read_labelled(path)
-        questions += q
-        hops += h
+        rows += read_labelled(path)
     for path in from_results or []:
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
@@ -642,33 +652,69 @@ def frag_train(
                 raise RouterError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
             label = row.get("answer_path_hops")
             if isinstance(label, int) and label > 0 and (row.get("hit") or not only_correct):
-                questions.append(str(row["question"]))
-                hops.append(label)
-    if not questions:
+                rows.append({"question": str(row["question"]), "hops": label, "answers": [], "topic_entities": []})
+    if not rows:
         raise RouterError("no labelled questions: give --data FILE or --from-results results.jsonl")
-    order = np.random.default_rng(seed).permutation(len(questions))
-    n_val = int(len(questions) * validation)
-    val, train = order[:n_val], order[n_val:]
-    router = HopRouter.fit([questions[i] for i in train], [hops[i] for i in train])
-    accuracy = router.accuracy([questions[i] for i in val], [hops[i] for i in val]) if n_val else None
-    router.save(out)
-    summary = {
-        "out": str(out),
-        "questions": len(questions),
-        "train": len(train),
-        "validation": int(n_val),
-        "validation_accuracy": None if accuracy is None else round(accuracy, 4),
-        "labels": sorted({int(h) for h in hops}),
-        "features": len(router.vocab),
-    }
+
+    summary: dict[str, Any] = {"questions": len(rows)}
+    pattern_rows: list[tuple[str, str, float, bool]] = []
+    if kg_dir is not None and patterns_out is not None:
+        kg = _load(kg_dir)
+        with Progress(
+            "labelling patterns", BarColumn(), MofNCompleteColumn(), console=err_console, disable=as_json
+        ) as progress:
+            task = progress.add_task("rows", total=len(rows))
+            pattern_rows = weak_pattern_labels(kg, rows, progress=lambda: progress.advance(task))
+
+    def fit(model_cls: type[TextClassifier], questions: list[str], labels: list, path: Path) -> dict[str, Any]:
+        order = np.random.default_rng(seed).permutation(len(questions))
+        n_val = int(len(questions) * validation)
+        val, train = order[:n_val], order[n_val:]
+        model = model_cls.fit([questions[i] for i in train], [labels[i] for i in train])
+        acc = model.accuracy([questions[i] for i in val], [labels[i] for i in val]) if n_val else None
+        model.save(path)
+        return {
+            "out": str(path),
+            "train": len(train),
+            "validation": int(n_val),
+            "validation_accuracy": None if acc is None else round(acc, 4),
+            "labels": len(model.labels),
+        }
+
+    router_q = [r["question"] for r in rows if r["hops"]]
+    router_y = [int(r["hops"]) for r in rows if r["hops"]]
+    for question, label, _, no_hops in pattern_rows:  # rows without hops: the pattern's length
+        if no_hops:
+            router_q.append(question)
+            router_y.append(label.count(">") + 1)
+    if len(set(router_y)) >= 2 or patterns_out is None:
+        summary["router"] = fit(HopRouter, router_q, router_y, out)
+    else:  # one hop count only: nothing for a router to learn, the pattern scorer still trains
+        summary["router"] = {"skipped": f"every question has {router_y[0] if router_y else '?'} hop(s)"}
+    if patterns_out is not None:
+        if not pattern_rows:
+            raise RouterError("no row's answers are reachable from its topic entities: cannot train the pattern scorer")
+        summary["patterns"] = fit(
+            PatternClassifier, [row[0] for row in pattern_rows], [row[1] for row in pattern_rows], patterns_out
+        )
+        summary["patterns"]["weak_label_f1"] = round(float(np.mean([row[2] for row in pattern_rows])), 4)
     if as_json:
         _print_json(summary)
-    else:
-        acc = "n/a" if accuracy is None else f"{accuracy:.3f}"
-        console.print(
-            f"[green]✓[/green] router trained on {len(train):,} questions (labels {summary['labels']}), "
-            f"validation accuracy {acc} on {n_val:,} → {out}\n  use it with: --method frag --set router={out}"
-        )
+        return
+    for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
+        if "skipped" in summary.get(key, {}):
+            console.print(f"  {name} not trained: {summary[key]['skipped']}")
+        elif key in summary:
+            s = summary[key]
+            acc = "n/a" if s["validation_accuracy"] is None else f"{s['validation_accuracy']:.3f}"
+            console.print(
+                f"[green]✓[/green] {name}: {s['train']:,} training questions, {s['labels']} labels, "
+                f"validation accuracy {acc} on {s['validation']:,} → {s['out']}"
+            )
+    hint = ("" if "skipped" in summary["router"] else f"--set router={out} ") + (
+        f"--set patterns={patterns_out}" if patterns_out else ""
+    )
+    console.print(f"  use with: --method frag {hint.strip()}")
 
 
 @app.command()

@@ -24,7 +24,7 @@ from kgrag.retrieval.paths import (
     select_paths,
 )
 from kgrag.retrieval.patterns import best_pattern, paths_to, pattern_label, reachable_patterns
-from kgrag.retrieval.router import HopRouter, RouterError, features, mask_entities, read_labelled
+from kgrag.retrieval.router import HopRouter, PatternClassifier, RouterError, features, mask_entities, read_labelled
 from kgrag.retrieval.subgraph import ppr_pruned_subgraph
 from tests.conftest import MOVIES, run_cli
 
@@ -217,13 +217,49 @@ def test_hubs_are_reached_but_not_walked_through(kg):
     )
 
 
-def test_frag_train_cli(tmp_path):
+def test_frag_train_cli(tmp_path, kg):
     qs, ys = _toy_training()
     data = tmp_path / "labels.jsonl"
     data.write_text("".join(json.dumps({"question": q, "hops": y}) + "\n" for q, y in zip(qs, ys)))
     out = tmp_path / "router.npz"
     proc = run_cli("frag-train", "--data", str(data), "--out", str(out), "--validation", "0.25", "--json")
     summary = json.loads(proc.stdout)
-    assert summary["questions"] == len(qs) and out.exists() and summary["validation_accuracy"] >= 0.9
+    assert summary["questions"] == len(qs) and out.exists() and summary["router"]["validation_accuracy"] >= 0.9
     bad = run_cli("frag-train", "--data", str(tmp_path / "missing.jsonl"), "--out", str(out), ok=False)
     assert bad.returncode == 2 and "missing.jsonl" in bad.stderr
+    data.write_text('{"question": "who directed [Heat]", "hops": 1}\n{"question": "x", "hops": 0}\n')
+    bad = run_cli("frag-train", "--data", str(data), "--out", str(out), ok=False)
+    assert bad.returncode == 2 and "labels.jsonl:2:" in bad.stderr
+
+
+def test_frag_train_labels_patterns_from_answers(tmp_path, kg):
+    rows = []
+    for movie, director in (("Heat", "Michael Mann"), ("Alien", "Ridley Scott"), ("Gladiator", "Ridley Scott")):
+        rows += [{"question": f"who directed [{movie}]", "answers": [director]}] * 4
+    rows += [{"question": "who acted in [Heat]", "answers": ["Al Pacino", "Robert De Niro"]}] * 4
+    rows += [{"question": "who starred in [The Insider]", "answers": ["Al Pacino", "Russell Crowe"]}] * 4
+    rows += [{"question": "what films did [Russell Crowe] act in", "answers": ["Gladiator", "The Insider"]}] * 4
+    data = tmp_path / "qa.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    store = tmp_path / "kg"
+    KnowledgeGraph.from_triples(MOVIES).save(store)
+    router, patterns = tmp_path / "router.npz", tmp_path / "patterns.npz"
+    out = run_cli(
+        "frag-train",
+        "-d",
+        str(data),
+        "--out",
+        str(router),
+        "--kg",
+        str(store),
+        "--patterns-out",
+        str(patterns),
+        "--validation",
+        "0",
+        "--json",
+    )
+    summary = json.loads(out.stdout)
+    assert summary["patterns"]["labels"] == 3 and summary["patterns"]["weak_label_f1"] == 1.0
+    clf = PatternClassifier.load(patterns)
+    assert clf.predict(["who directed [Brazil]"])[0] == "directed_by"
+    assert clf.predict(["what films did [Al Pacino] act in"])[0] == "starred_actors_inv"

@@ -220,3 +220,31 @@ def best_pattern(
     order = np.lexsort((reach.lengths, -f1))  # best F1, then the shorter pattern
     best = int(order[0])
     return pattern_label(kg, reach.patterns[best]), float(f1[best])
+
+
+def weak_pattern_labels(
+    kg: KnowledgeGraph, rows: Sequence[dict], *, max_hops: int = 3, progress=None
+) -> list[tuple[str, str, float, bool]]:
+    """``(masked question, pattern label, F1, hops unknown)`` per row with answers that some pattern reaches.
+
+    Topics come from ``topic_entities``, else ``[bracketed]`` names, else entity linking of the question; a
+    row's ``hops``, when given, fixes the pattern length.
+    """
+    import re
+
+    from kgrag.retrieval.router import mask_topics
+    from kgrag.retrieval.topics import resolve_topics
+
+    out = []
+    for row in rows:
+        if progress is not None:
+            progress()
+        if not row.get("answers"):
+            continue
+        names = row.get("topic_entities") or re.findall(r"\[([^\]]*)\]", row["question"])
+        topics = resolve_topics(kg, row["question"].replace("[", "").replace("]", ""), names)
+        hops = row.get("hops")
+        label, f1 = best_pattern(kg, topics, row["answers"], hops or max_hops, exact_length=hops is not None)
+        if label is not None:
+            out.append((mask_topics(row["question"], [kg.entities[t] for t in topics]), label, f1, hops is None))
+    return out

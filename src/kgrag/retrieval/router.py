@@ -224,13 +224,14 @@ class PatternClassifier(TextClassifier):
     builtin: ClassVar[str] = "frag_patterns.npz"
 
 
-def read_labelled(path: str | Path) -> tuple[list[str], list[int]]:
-    """Labelled questions for training: JSONL lines ``{"question": ..., "hops": N}``.
+def read_labelled(path: str | Path) -> list[dict]:
+    """Training questions from JSONL: ``{"question": str, "hops": int?, "answers": [str]?, "topic_entities": [str]?}``.
 
-    Errors name ``path:line``. Lines without ``hops`` are rejected rather than guessed.
+    Each line needs ``hops`` (trains the router) or ``answers`` (with a KG: labels the pattern scorer, and the
+    router through the pattern's length). Errors name ``path:line``; nothing is guessed.
     """
     path = Path(path)
-    questions, hops = [], []
+    rows: list[dict] = []
     try:
         lines: Iterable[str] = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -238,15 +239,23 @@ def read_labelled(path: str | Path) -> tuple[list[str], list[int]]:
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        where = f"{path}:{lineno}"
         try:
             row = json.loads(line)
-            q, h = row["question"], row["hops"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise RouterError(f"{path}:{lineno}: expected {{'question': str, 'hops': int}} ({exc})") from None
-        if not isinstance(q, str) or not q.strip() or not isinstance(h, int) or h < 1:
-            raise RouterError(f"{path}:{lineno}: 'question' must be text and 'hops' a positive integer")
-        questions.append(q)
-        hops.append(h)
-    if not questions:
+        except json.JSONDecodeError as exc:
+            raise RouterError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
+            raise RouterError(f"{where}: expected an object with a non-empty 'question'")
+        hops, answers, topics = row.get("hops"), row.get("answers"), row.get("topic_entities", [])
+        if hops is not None and (not isinstance(hops, int) or isinstance(hops, bool) or hops < 1):
+            raise RouterError(f"{where}: 'hops' must be a positive integer")
+        if answers is not None and (not isinstance(answers, list) or not all(isinstance(a, str) for a in answers)):
+            raise RouterError(f"{where}: 'answers' must be a list of strings")
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise RouterError(f"{where}: 'topic_entities' must be a list of strings")
+        if hops is None and not answers:
+            raise RouterError(f"{where}: give 'hops' (router) or 'answers' (pattern scorer), or both")
+        rows.append({"question": row["question"], "hops": hops, "answers": answers or [], "topic_entities": topics})
+    if not rows:
         raise RouterError(f"{path}: no labelled questions")
-    return questions, hops
+    return rows
