@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
-from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate
+from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, split_listed_names
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from tests.conftest import MOVIES, run_cli
@@ -80,14 +82,24 @@ def test_parse_junk_falls_back_to_the_question(junk):
 # ---------------------------------------------------------------- reformulation
 def test_reformulate_substitutes_earlier_answers():
     steps = [ChainStep("Which films did Michael Mann direct?", "q1", answers=["Heat", "The Insider"])]
-    assert reformulate("Who starred in #1?", steps) == ("Who starred in Heat and The Insider?", True)
-    assert reformulate("Who starred in Heat?", steps) == ("Who starred in Heat?", False)
-    assert reformulate("Who starred in #4?", steps) == ("Who starred in #4?", False)  # no such step
+    assert reformulate("Who starred in #1?", steps) == ("Who starred in Heat and The Insider?", [0])
+    assert reformulate("Who starred in Heat?", steps) == ("Who starred in Heat?", [])
+    assert reformulate("Who starred in #4?", steps) == ("Who starred in #4?", [])  # no such step
     empty = [ChainStep("Which films did X direct?", "Which films did X direct?")]
-    assert reformulate("Who starred in #1?", empty) == (
-        "Who starred in the answer to 'Which films did X direct'?",
-        True,
+    assert reformulate("Who starred in #1?", empty) == ("Who starred in the answer to 'Which films did X direct'?", [0])
+
+
+def test_split_listed_names_uses_the_kg(tmp_path):
+    kg = KnowledgeGraph.from_triples(
+        [*MOVIES, ("Paris, Texas", "directed_by", "Wim Wenders"), ("Romeo and Juliet", "release_year", "1968")]
     )
+    names = NameIndex(kg)
+    trio = ["Al Pacino", "Robert De Niro", "Russell Crowe"]
+    assert split_listed_names(["Al Pacino, Robert De Niro and Russell Crowe"], names) == trio
+    assert split_listed_names(["Al Pacino, Robert De Niro, and Russell Crowe"], names) == trio
+    assert split_listed_names(["Romeo and Juliet", "Heat & Alien"], names) == ["Romeo and Juliet", "Heat", "Alien"]
+    assert split_listed_names(["Paris, Texas", "heat; alien"], names) == ["Paris, Texas", "heat", "alien"]
+    assert split_listed_names(["Rome, Italy, Europe"], names) == ["Rome, Italy, Europe"]  # not KG names
 
 
 def test_join_names_limits_long_lists():
@@ -142,6 +154,7 @@ def test_chain_reformulates_ranks_per_subquestion_and_synthesises(kg):
     assert first["answers"] == ["Heat", "The Insider"] and len(first["facts"]) == 4
     assert {"Heat directed by Michael Mann", "The Insider directed by Michael Mann"} <= set(first["facts"])
     assert second["query"] == "Which actors starred in Heat and The Insider?"
+    assert first["anchors"] == ["Michael Mann"] and second["anchors"] == ["Heat", "The Insider"]
     assert sum("starred actors" in f for f in second["facts"]) >= 3  # re-ranked against the new query
     chain = answer.trace[5].outputs["chain"]
     assert [s["answers"] for s in chain] == [["Heat", "The Insider"], ["Al Pacino", "Robert De Niro", "Russell Crowe"]]
@@ -227,6 +240,18 @@ def test_unreferenced_earlier_answer_joins_query_and_prompt(kg):
     answer = get_method("decompose")(kg, llm=llm).answer(Q, ["Michael Mann"])
     assert answer.error is None and answer.answers == ["Al Pacino"]
     assert answer.trace[4].outputs["query"] == "Who starred in those films? (Heat)"
+
+
+def test_anchor_bonus_prefers_triples_of_the_anchor_entities(kg):
+    heat = kg.entity_id("Heat")
+    tids = np.arange(kg.num_triples)
+    pure = get_method("decompose")(kg, top_k=2, anchor_bonus=0.0)._rank("Who starred in Gladiator?", tids, "x", [heat])
+    assert all("Gladiator" in ev.entities for ev in pure)
+    anchored = get_method("decompose")(kg, top_k=2, anchor_bonus=1.0)._rank(
+        "Who starred in Gladiator?", tids, "x", [heat]
+    )
+    assert all("Heat" in ev.entities for ev in anchored)
+    assert {ev.text for ev in anchored} == {"Heat starred actors Al Pacino", "Heat starred actors Robert De Niro"}
 
 
 def test_retrieve_ranks_against_the_whole_question_without_llm(kg):

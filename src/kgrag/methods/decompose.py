@@ -7,6 +7,10 @@
    question (hubs are capped to ``max_candidates`` by the shared static-vector prefilter).
 3. Per sub-question, in order: reformulate it with the earlier answers, rank the same candidates against it
    by embedding dot product (triple vectors cached per KG, never embedded twice), answer it from the top-K.
+   Beyond the paper, triples touching the step's *anchor* entities get ``anchor_bonus`` added to their
+   similarity: the topics for step 1, the KG entities named by the referenced earlier answers for later
+   steps. A long reformulated query ("Which languages are spoken in A, B, C, ...?") otherwise matches facts
+   about unrelated entities that merely share the asked-for relation. ``anchor_bonus=0`` is the paper.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
 
 Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
@@ -30,6 +34,8 @@ from functools import cached_property
 
 import numpy as np
 
+from kgrag.linking.names import NameIndex
+from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
 from kgrag.models.embeddings import Embedder, load_embedder
 from kgrag.prompts.tags import parse_tags
@@ -134,28 +140,57 @@ def join_names(names: Sequence[str], limit: int = 10) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
-def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 10) -> tuple[str, bool]:
+def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 10) -> tuple[str, list[int]]:
     """The sub-question with each ``#k`` replaced by the answers of step ``k`` (1-based).
 
-    Returns (text, resolved): ``resolved`` is False when the sub-question refers to no earlier step, so the
-    caller has to give the earlier answers some other way. A step without answers is referred to by its
-    own sub-question ("the answer to ...").
+    Returns (text, referenced step indices, 0-based). No reference means the caller has to pass the earlier
+    answers some other way. A step without answers is referred to by its own query ("the answer to ...").
     """
-    used = False
+    used: list[int] = []
 
     def substitute(match: re.Match[str]) -> str:
-        nonlocal used
         k = int(match.group(1)) - 1
         if not 0 <= k < len(earlier):
             return match.group(0)
-        used = True
+        used.append(k)
         step = earlier[k]
         if step.answers:
             return join_names(step.answers, limit)
         return f"the answer to '{step.query.rstrip('?')}'"
 
     text = _REF.sub(substitute, subquestion)
-    return " ".join(text.split()), used
+    return " ".join(text.split()), sorted(set(used))
+
+
+def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
+    """Split answer lines like ``"Greek, English and French"`` (a list on one line, against the prompt).
+
+    The KG decides: a line is split on commas/semicolons only when it is not itself an entity name and at
+    least half of its parts are, so a title such as "Paris, Texas" stays whole; a part is split on "and"/"&"
+    only when every piece is an entity name ("Romeo and Juliet" stays whole).
+    """
+
+    def known(text: str) -> bool:
+        return bool(names.by_key.get(normalize(text)))
+
+    out: list[str] = []
+    for line in answers:
+        if known(line):
+            out.append(line)
+            continue
+        parts: list[str] = []
+        for part in (p.strip() for p in re.split(r"[,;]", line)):
+            part = re.sub(r"^(?:and|&)\s+", "", part, flags=re.I)
+            pieces = [x.strip() for x in re.split(r"\s+(?:and|&)\s+", part, flags=re.I)]
+            if len(pieces) > 1 and not known(part) and all(map(known, pieces)):
+                parts.extend(pieces)
+            elif part:
+                parts.append(part)
+        if len(parts) > 1 and 2 * sum(map(known, parts)) >= len(parts):
+            out.extend(parts)
+        else:
+            out.append(line)
+    return list(dict.fromkeys(out))
 
 
 class DecomposeConfig(MethodConfig):
@@ -164,6 +199,9 @@ class DecomposeConfig(MethodConfig):
     max_candidates: int = 2000  # static-vector prefilter cap for hub neighbourhoods
     max_subquestions: int = 4
     synthesize: bool = True  # False: the last sub-answer is the final answer (one call fewer)
+    # Added to the similarity of triples that touch a step's anchor entities (the topics for step 1, the
+    # entities named by the referenced earlier answers after that); 0 = the paper's pure similarity ranking.
+    anchor_bonus: float = 0.2
     embedder: str = "minilm"
 
 
@@ -180,7 +218,7 @@ class Decompose(Method):
         return self.embedder or load_embedder(self.config.embedder)
 
     # ------------------------------------------------------------------ LLM-free steps
-    def _candidates(self, question: str, topic_entities: Sequence[str], trace: Trace) -> np.ndarray:
+    def _candidates(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[int], np.ndarray]:
         with trace.step("link", topics=list(topic_entities)) as step:
             topics = resolve_topics(self.kg, question, topic_entities)
             step.outputs["entities"] = [self.kg.entities[t] for t in topics]
@@ -189,16 +227,30 @@ class Decompose(Method):
                 self.kg, topics, question, hops=self.config.hops, max_candidates=self.config.max_candidates
             )
             step.outputs["triples"] = len(tids)
-        return tids
+        return topics, tids
 
-    def _rank(self, query: str, tids: np.ndarray, source: str) -> list[Evidence]:
-        best, scores = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=self.config.top_k)
+    def _rank(self, query: str, tids: np.ndarray, source: str, anchors: Sequence[int] = ()) -> list[Evidence]:
+        """Top-K of ``tids`` by similarity to ``query``; triples touching ``anchors`` get ``anchor_bonus``."""
+        k, bonus = self.config.top_k, self.config.anchor_bonus
+        if not len(anchors) or not bonus or len(tids) <= k:
+            best, scores = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=k)
+        else:
+            ranked, sims = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=len(tids))
+            ids = np.asarray(anchors)
+            touch = np.isin(self.kg.heads[ranked], ids) | np.isin(self.kg.tails[ranked], ids)
+            sims = sims + np.float32(bonus) * touch
+            order = np.argsort(-sims, kind="stable")[:k]
+            best, scores = ranked[order], sims[order]
         return triples_as_evidence(self.kg, best, scores, source=source)
+
+    def _entities_named(self, names: Sequence[str]) -> list[int]:
+        index = NameIndex.of(self.kg)
+        return list(dict.fromkeys(e for n in names for e in index.by_key.get(normalize(n), [])[:1]))
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Top-K candidates ranked against the whole question (no LLM, hence no sub-questions)."""
         trace = Trace()
-        tids = self._candidates(question, list(topic_entities or []), trace)
+        _, tids = self._candidates(question, list(topic_entities or []), trace)
         with trace.step("rank", top_k=self.config.top_k):
             return self._rank(question, tids, "decompose")
 
@@ -218,33 +270,40 @@ class Decompose(Method):
         return plan
 
     def _answer_step(
-        self, index: int, subquestion: str, chain: list[ChainStep], tids: np.ndarray, trace: Trace
+        self, index: int, subquestion: str, chain: list[ChainStep], tids: np.ndarray, anchors: list[int], trace: Trace
     ) -> tuple[ChainStep, list[Evidence]]:
         with trace.step("subquestion", index=index, subquestion=subquestion) as step:
-            query, resolved = reformulate(subquestion, chain)
+            query, refs = reformulate(subquestion, chain)
             earlier = ""
-            if chain and not resolved:  # no #k: the earlier answers join the query, the model sees the steps
+            if chain and not refs:  # no #k: the earlier answers join the query, the model sees the steps
                 previous = chain[-1].answers
                 if previous and not any(a.lower() in query.lower() for a in previous):
                     query = f"{query} ({join_names(previous)})"
                 earlier = "\nEarlier steps (sub-question → answers):\n" + _chain_text(chain) + "\n"
-            evidence = self._rank(query, tids, f"decompose/sub{index}")
+                refs = [len(chain) - 1]
+            if chain:  # later steps are anchored at the entities the referenced answers name
+                anchors = self._entities_named([a for k in refs for a in chain[k].answers])
+            step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
+            evidence = self._rank(query, tids, f"decompose/sub{index}", anchors)
             answers = ask_for_answers(
                 self, "decompose_answer", question=query, facts=facts_text(evidence), earlier=earlier
             )
+            answers = split_listed_names(answers, NameIndex.of(self.kg))
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
             step.outputs.update(done.as_dict())
         return done, evidence
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        tids = self._candidates(question, topic_entities, trace)
+        topics, tids = self._candidates(question, topic_entities, trace)
         plan = self._decompose(question, trace)
         # One sub-question is the question restated: rank and answer the user's own wording.
         subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
         chain: list[ChainStep] = []
         evidence: dict[int, Evidence] = {}
+        # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
+        anchors = topics if len(subquestions) > 1 else []
         for i, sub in enumerate(subquestions, start=1):
-            done, found = self._answer_step(i, sub, chain, tids, trace)
+            done, found = self._answer_step(i, sub, chain, tids, anchors, trace)
             chain.append(done)
             for ev in found:
                 evidence.setdefault(ev.triples[0], ev)
@@ -258,6 +317,7 @@ class Decompose(Method):
                     reasoning=plan.reasoning or "(none)",
                     chain=_chain_text(chain),
                 )
+                final = split_listed_names(final, NameIndex.of(self.kg))
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
         return answers, list(evidence.values())
