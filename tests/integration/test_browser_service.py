@@ -30,7 +30,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOT = REPO / "benchmarks" / "results" / "service_ui.png"
-ANSWER_TIMEOUT_MS = 300_000  # two LLM calls on a busy 2-core machine
+ANSWER_TIMEOUT_MS = 600_000  # two SmolLM calls took 210 s on the shared 2-core machine under load 13
 
 
 @pytest.fixture(scope="module")
