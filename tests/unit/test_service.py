@@ -271,3 +271,19 @@ def test_limited_llm_waits_then_gives_up():
     assert inner.peak == 1 and len(errors) == 1 and "stayed busy" in errors[0]
     with pytest.raises(ValueError):
         ConcurrencyLimitedLLM(inner, 0)
+
+
+def test_every_registered_method_streams_its_trace(kg):
+    """Whatever methods are registered, the page can run them: steps stream, then the typed answer."""
+    llm = ScriptedLLM({"default": "<answers>Michael Mann</answers>"})
+    with TestClient(create_app(kg, ServiceConfig(), llm=llm)) as c:
+        for name in registry:
+            events = sse_events(c.post("/ask/stream", json={"question": "who directed Heat", "method": name}).text)
+            kinds = [kind for kind, _ in events]
+            assert kinds[0] == "start" and kinds[-1] == "answer", (name, events[-1])
+            answer = Answer.model_validate(events[-1][1])
+            streamed = [data["name"] for kind, data in events if kind == "step"]
+            # every step of the trace was streamed, in order (a method running another inside streams those too)
+            remaining = iter(streamed)
+            assert answer.method == name and all(s.name in remaining for s in answer.trace), (name, streamed)
+            assert c.post("/retrieve", json={"question": "who directed Heat", "method": name}).status_code == 200
