@@ -151,11 +151,17 @@ def test_chain_reformulates_ranks_per_subquestion_and_synthesises(kg):
     assert plan["subquestions"] == ["Which films did Michael Mann direct?", "Which actors starred in #1?"]
     assert plan["reasoning"].startswith("Films of Michael Mann") and not plan["fallback"]
     first, second = answer.trace[3].outputs, answer.trace[4].outputs
-    assert first["answers"] == ["Heat", "The Insider"] and len(first["facts"]) == 4
-    assert {"Heat directed by Michael Mann", "The Insider directed by Michael Mann"} <= set(first["facts"])
+    assert first["answers"] == ["Heat", "The Insider"]
+    # step 1 is anchored at the topic: only its triples, not the best 4 of the whole 3-hop neighbourhood
+    assert set(first["facts"]) == {
+        "Heat directed by Michael Mann",
+        "Heat written by Michael Mann",
+        "The Insider directed by Michael Mann",
+    }
     assert second["query"] == "Which actors starred in Heat and The Insider?"
     assert first["anchors"] == ["Michael Mann"] and second["anchors"] == ["Heat", "The Insider"]
     assert sum("starred actors" in f for f in second["facts"]) >= 3  # re-ranked against the new query
+    assert all(f.startswith(("Heat ", "The Insider ")) for f in second["facts"])
     chain = answer.trace[5].outputs["chain"]
     assert [s["answers"] for s in chain] == [["Heat", "The Insider"], ["Al Pacino", "Robert De Niro", "Russell Crowe"]]
     # evidence: the union of both steps' facts, every triple real
@@ -242,16 +248,18 @@ def test_unreferenced_earlier_answer_joins_query_and_prompt(kg):
     assert answer.trace[4].outputs["query"] == "Who starred in those films? (Heat)"
 
 
-def test_anchor_bonus_prefers_triples_of_the_anchor_entities(kg):
+def test_anchored_steps_rank_only_the_triples_of_their_entities(kg):
     heat = kg.entity_id("Heat")
     tids = np.arange(kg.num_triples)
-    pure = get_method("decompose")(kg, top_k=2, anchor_bonus=0.0)._rank("Who starred in Gladiator?", tids, "x", [heat])
+    pure = get_method("decompose")(kg, top_k=2, anchored=False)._rank("Who starred in Gladiator?", tids, "x", [heat])
     assert all("Gladiator" in ev.entities for ev in pure)
-    anchored = get_method("decompose")(kg, top_k=2, anchor_bonus=1.0)._rank(
-        "Who starred in Gladiator?", tids, "x", [heat]
-    )
-    assert all("Heat" in ev.entities for ev in anchored)
+    anchored = get_method("decompose")(kg, top_k=2)._rank("Who starred in Gladiator?", tids, "x", [heat])
     assert {ev.text for ev in anchored} == {"Heat starred actors Al Pacino", "Heat starred actors Robert De Niro"}
+    # no candidate touches the anchors: rank all candidates
+    alien = kg.entity_id("Alien")
+    rest = np.array([t for t in tids if alien not in (kg.heads[t], kg.tails[t])])
+    outside = get_method("decompose")(kg, top_k=2)._rank("Who starred in Gladiator?", rest, "x", [alien])
+    assert all("Gladiator" in ev.entities for ev in outside)
 
 
 def test_retrieve_ranks_against_the_whole_question_without_llm(kg):

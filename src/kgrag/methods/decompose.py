@@ -7,10 +7,11 @@
    question (hubs are capped to ``max_candidates`` by the shared static-vector prefilter).
 3. Per sub-question, in order: reformulate it with the earlier answers, rank the same candidates against it
    by embedding dot product (triple vectors cached per KG, never embedded twice), answer it from the top-K.
-   Beyond the paper, triples touching the step's *anchor* entities get ``anchor_bonus`` added to their
-   similarity: the topics for step 1, the KG entities named by the referenced earlier answers for later
-   steps. A long reformulated query ("Which languages are spoken in A, B, C, ...?") otherwise matches facts
-   about unrelated entities that merely share the asked-for relation. ``anchor_bonus=0`` is the paper.
+   Beyond the paper, a step of a real decomposition ranks only the candidates that touch its *anchor*
+   entities, when there are any: the topics for step 1, the KG entities named by the referenced earlier
+   answers after that. A sub-question asks for one relation of those entities (that is how the prompt
+   defines it), and with 3-hop candidates the rest are mostly hub facts ("X has genre Comedy" for hundreds
+   of X) that a small model copies into its answer. ``anchored=False`` is the paper's ranking.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
 
 Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
@@ -199,9 +200,9 @@ class DecomposeConfig(MethodConfig):
     max_candidates: int = 2000  # static-vector prefilter cap for hub neighbourhoods
     max_subquestions: int = 4
     synthesize: bool = True  # False: the last sub-answer is the final answer (one call fewer)
-    # Added to the similarity of triples that touch a step's anchor entities (the topics for step 1, the
-    # entities named by the referenced earlier answers after that); 0 = the paper's pure similarity ranking.
-    anchor_bonus: float = 0.2
+    # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
+    # referenced earlier answers name after that) when there are any; False = the paper's ranking.
+    anchored: bool = True
     embedder: str = "minilm"
 
 
@@ -230,17 +231,13 @@ class Decompose(Method):
         return topics, tids
 
     def _rank(self, query: str, tids: np.ndarray, source: str, anchors: Sequence[int] = ()) -> list[Evidence]:
-        """Top-K of ``tids`` by similarity to ``query``; triples touching ``anchors`` get ``anchor_bonus``."""
-        k, bonus = self.config.top_k, self.config.anchor_bonus
-        if not len(anchors) or not bonus or len(tids) <= k:
-            best, scores = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=k)
-        else:
-            ranked, sims = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=len(tids))
+        """Top-K of ``tids`` by similarity to ``query``, among those touching ``anchors`` if any do."""
+        if len(anchors) and self.config.anchored and len(tids):
             ids = np.asarray(anchors)
-            touch = np.isin(self.kg.heads[ranked], ids) | np.isin(self.kg.tails[ranked], ids)
-            sims = sims + np.float32(bonus) * touch
-            order = np.argsort(-sims, kind="stable")[:k]
-            best, scores = ranked[order], sims[order]
+            touch = np.isin(self.kg.heads[tids], ids) | np.isin(self.kg.tails[tids], ids)
+            if touch.any():
+                tids = tids[touch]
+        best, scores = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=self.config.top_k)
         return triples_as_evidence(self.kg, best, scores, source=source)
 
     def _entities_named(self, names: Sequence[str]) -> list[int]:
@@ -270,8 +267,10 @@ class Decompose(Method):
         return plan
 
     def _answer_step(
-        self, index: int, subquestion: str, chain: list[ChainStep], tids: np.ndarray, anchors: list[int], trace: Trace
+        self, index: int, subquestion: str, chain: list[ChainStep], tids: np.ndarray, topics: list[int], trace: Trace
     ) -> tuple[ChainStep, list[Evidence]]:
+        """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 (empty: rank everything)."""
+        anchors = topics
         with trace.step("subquestion", index=index, subquestion=subquestion) as step:
             query, refs = reformulate(subquestion, chain)
             earlier = ""
@@ -281,8 +280,9 @@ class Decompose(Method):
                     query = f"{query} ({join_names(previous)})"
                 earlier = "\nEarlier steps (sub-question → answers):\n" + _chain_text(chain) + "\n"
                 refs = [len(chain) - 1]
-            if chain:  # later steps are anchored at the entities the referenced answers name
-                anchors = self._entities_named([a for k in refs for a in chain[k].answers])
+            if chain:  # later steps: the entities the referenced answers name, and topics the query names
+                named = [t for t in topics if self.kg.entities[t].lower() in query.lower()]
+                anchors = list(dict.fromkeys(self._entities_named([a for k in refs for a in chain[k].answers]) + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, tids, f"decompose/sub{index}", anchors)
             answers = ask_for_answers(
@@ -301,9 +301,9 @@ class Decompose(Method):
         chain: list[ChainStep] = []
         evidence: dict[int, Evidence] = {}
         # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
-        anchors = topics if len(subquestions) > 1 else []
+        anchored = topics if len(subquestions) > 1 else []
         for i, sub in enumerate(subquestions, start=1):
-            done, found = self._answer_step(i, sub, chain, tids, anchors, trace)
+            done, found = self._answer_step(i, sub, chain, tids, anchored, trace)
             chain.append(done)
             for ev in found:
                 evidence.setdefault(ev.triples[0], ev)
