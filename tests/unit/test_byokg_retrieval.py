@@ -10,7 +10,13 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.embeddings import load_embedder
 from kgrag.retrieval.agentic import agentic_traversal
 from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
-from kgrag.retrieval.relation_paths import RelationResolver, follow_written_path, follow_written_paths, orientations
+from kgrag.retrieval.relation_paths import (
+    RelationResolver,
+    follow_written_path,
+    follow_written_paths,
+    orientations,
+    soft_follow,
+)
 from kgrag.retrieval.schema import example_triples, relation_schema, select_relations
 from kgrag.retrieval.triple_scoring import best_triples, decomposed_scores, graph_rerank, text_retrieval
 
@@ -106,6 +112,18 @@ def test_follow_paths_skips_repeats_and_junk(fb):
     out = follow_written_paths(fb, src, ["place_of_birth", "people.person.place_of_birth", "junk", ""])
     assert [len(r.reached) for r in out] == [1, 0, 0, 0]
     assert follow_written_path(fb, [], "place_of_birth").variant == "none"
+
+
+def test_soft_follow_for_relation_names_the_kg_does_not_have(fb, static):
+    src = [fb.entity_id("Wynton Marsalis")]
+    text = "Wynton Marsalis -> person birth place -> film genre"
+    assert follow_written_path(fb, src, text).variant == "none"  # no such relation names
+    res = soft_follow(fb, src, text, embedder=static)
+    assert res.variant == "soft" and names(fb, res.reached) == ["Backstage Musical"]
+    assert [fb.relation_name(r) for r in res.directed] == ["people.person.place_of_birth", "film.film.genre"]
+    assert not len(soft_follow(fb, src, "xylophone quartz", embedder=static, min_similarity=0.9).reached)
+    both = follow_written_paths(fb, src, ["place_of_birth", text], embedder=static)
+    assert [r.variant for r in both] == ["as_written", "soft"]
 
 
 # ---------------------------------------------------------------------- graph queries

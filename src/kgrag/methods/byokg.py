@@ -75,6 +75,8 @@ class BYOKGConfig(MethodConfig):
     # path retrieval
     paths: bool = True
     path_orientations: bool = True  # also try reversed order / flipped directions of written paths
+    path_soft_match: bool = True  # unknown relation names: the most similar relation at hand, hop by hop
+    path_min_similarity: float = 0.6
     path_top_k: int = 30
     max_paths: int = 500
     shortest_paths: bool = True
@@ -371,7 +373,13 @@ class BYOKG(Method):
         cfg = self.config
         with trace.step("paths", paths=texts) as step:
             followed = follow_written_paths(
-                self.kg, sources, texts, max_paths=cfg.max_paths, try_orientations=cfg.path_orientations
+                self.kg,
+                sources,
+                texts,
+                max_paths=cfg.max_paths,
+                try_orientations=cfg.path_orientations,
+                embedder=self.prefilter if cfg.path_soft_match else None,
+                min_similarity=cfg.path_min_similarity,
             )
             step.outputs["followed"] = [f.as_json(self.kg) for f in followed]
             found = Paths.concat([f.paths for f in followed])

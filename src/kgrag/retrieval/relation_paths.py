@@ -7,7 +7,9 @@ the *order* or the *direction* of hops wrong.  So a written path is first resolv
 (tolerantly, dropping parts that are not relations), then its orientations are tried against the KG — as
 written first, then in reverse order, then with hop directions flipped — and the first orientation that
 reaches any entity from the sources is kept.  Entity types do the disambiguation: from an actor,
-``starred_actors`` only leads anywhere backwards.
+``starred_actors`` only leads anywhere backwards.  A path naming relations the KG does not have
+(``location.location.birthplace``) can still be followed softly: hop by hop, the relation at hand whose name
+embeds closest to the written one.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms import Paths, follow_relation_path
-from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph
+from kgrag.graph.algorithms import Paths, follow_relation_path, incident_edges
+from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph, unique_ints
+from kgrag.graph.verbalize import humanize
+from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
+from kgrag.models.embeddings import Embedder
+from kgrag.retrieval.triples import kg_vectors
 
 # Separators between hops: arrows of any style, commas, semicolons, bars, "then".
 _SPLIT = re.compile(r"\s*(?:<?-+>|→|⟶|=>|<-+|,|;|\|| then )\s*")
@@ -52,7 +58,7 @@ class FollowedPath:
     directed: list[int] = field(default_factory=list)
     reached: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
     paths: Paths = field(default_factory=Paths.empty)
-    variant: str = "none"  # as_written | reversed | flipped | reversed_flipped | none
+    variant: str = "none"  # as_written | reversed | flipped | reversed_flipped | soft | none
 
     def as_json(self, kg: KnowledgeGraph) -> dict:
         return {
@@ -112,12 +118,16 @@ class RelationResolver:
 
     def parse(self, text: str) -> list[Hop]:
         """A written path → its hops (parts that are not relations, e.g. entity names, are dropped)."""
-        parts = [p for p in _SPLIT.split(text.strip()) if p and p.strip()]
-        backwards = bool(re.search(r"<-", text)) and not re.search(r"->", text)
-        hops = [h for h in (self.resolve(p) for p in parts) if h is not None]
-        if backwards:  # "a <- b": the model wrote the chain from the answer end
-            hops = hops[::-1]
+        hops = [h for h in (self.resolve(p) for p in split_path(text)) if h is not None]
         return hops[:MAX_HOPS]
+
+
+def split_path(text: str) -> list[str]:
+    """The hop texts of a written path, in walking order (``a <- b`` is read from ``b``)."""
+    parts = [p.strip() for p in _SPLIT.split(text.strip()) if p and p.strip()]
+    if re.search(r"<-", text) and not re.search(r"->", text):  # written from the answer end
+        parts = parts[::-1]
+    return parts
 
 
 def orientations(hops: Sequence[Hop]) -> Iterator[tuple[str, list[int], list[bool]]]:
@@ -179,6 +189,48 @@ def _follow(
     return result
 
 
+def soft_follow(
+    kg: KnowledgeGraph,
+    sources: Sequence[int] | np.ndarray,
+    text: str,
+    *,
+    embedder: Embedder,
+    min_similarity: float = 0.6,
+    max_paths: int = 200,
+) -> FollowedPath:
+    """Follow a path whose relation names the KG does not have (``location.location.birthplace``).
+
+    Hop by hop, among the relations present at the current entities (either direction), take the one whose
+    name embeds closest to the written hop, if at least ``min_similarity``; stop at the first hop without
+    one.  Parts naming an entity (not a relation) are skipped.
+    """
+    result = FollowedPath(text=text, hops=[])
+    frontier = unique_ints(np.asarray(sources, dtype=np.int64))
+    names = NameIndex.of(kg)
+    parts = [p for p in split_path(text) if not names.exact(p, 1)][:MAX_HOPS]
+    if not parts or not len(frontier):
+        return result
+    vectors = kg_vectors(kg, embedder).relations()
+    queries = embedder.encode([humanize(_INVERSE.sub("", p)) for p in parts])
+    directed: list[int] = []
+    for q in queries:
+        _, _, _, rels = incident_edges(kg, frontier, "both")
+        present = unique_ints(rels.astype(np.int64))  # directed ids; forwards (smaller ids) win ties
+        if not len(present):
+            break
+        sims = vectors[present % kg.num_relations] @ q
+        best = int(np.argmax(sims))
+        if sims[best] < min_similarity:
+            break
+        directed.append(int(present[best]))
+        frontier = follow_relation_path(kg, frontier, [directed[-1]], max_paths=1).reached.astype(np.int64)
+    if directed:
+        found = follow_relation_path(kg, sources, directed, max_paths=max_paths)
+        result.hops = [Hop(r % kg.num_relations, r >= kg.num_relations) for r in directed]
+        result.directed, result.reached, result.paths, result.variant = directed, found.reached, found.paths, "soft"
+    return result
+
+
 def follow_written_paths(
     kg: KnowledgeGraph,
     sources: Sequence[int] | np.ndarray,
@@ -186,19 +238,35 @@ def follow_written_paths(
     *,
     max_paths: int = 200,
     try_orientations: bool = True,
+    embedder: Embedder | None = None,
+    min_similarity: float = 0.6,
 ) -> list[FollowedPath]:
-    """:func:`follow_written_path` for each distinct written path (same resolved hops are followed once)."""
+    """:func:`follow_written_path` for each distinct written path (same resolved hops are followed once);
+    with an ``embedder``, a path that reaches nothing is retried with :func:`soft_follow`."""
     out: list[FollowedPath] = []
     done: set[tuple[tuple[int, bool], ...]] = set()
     for text in texts:
         hops = RelationResolver.of(kg).parse(text)
         key = tuple((h.relation, h.inverse) for h in hops)
-        if not hops or key in done:
+        if hops and key in done:
             out.append(FollowedPath(text=text, hops=hops))
             continue
         done.add(key)
-        out.append(_follow(kg, sources, text, hops, max_paths, try_orientations))
+        found = _follow(kg, sources, text, hops, max_paths, try_orientations)
+        if not len(found.reached) and embedder is not None:
+            soft = soft_follow(kg, sources, text, embedder=embedder, min_similarity=min_similarity, max_paths=max_paths)
+            found = soft if len(soft.reached) else found
+        out.append(found)
     return out
 
 
-__all__ = ["FollowedPath", "Hop", "RelationResolver", "follow_written_path", "follow_written_paths", "orientations"]
+__all__ = [
+    "FollowedPath",
+    "Hop",
+    "RelationResolver",
+    "follow_written_path",
+    "follow_written_paths",
+    "orientations",
+    "soft_follow",
+    "split_path",
+]
