@@ -175,6 +175,12 @@ def test_synthesis_without_answers_keeps_the_last_subanswer(kg):
     assert answer.answers == ["Al Pacino", "Robert De Niro", "Russell Crowe"]
 
 
+def test_synthesis_sentence_is_split_and_entity_names_come_first(kg):
+    llm = _two_step_llm("<answers>Michael Mann directed Heat | Al Pacino | Robert De Niro</answers>")
+    answer = get_method("decompose")(kg, llm=llm).answer(Q, ["Michael Mann"])
+    assert answer.answers == ["Al Pacino", "Robert De Niro", "Michael Mann directed Heat"]
+
+
 def test_synthesis_can_be_switched_off(kg):
     answer = get_method("decompose")(kg, llm=_two_step_llm(), synthesize=False).answer(Q, ["Michael Mann"])
     assert answer.usage.llm_calls == 3 and answer.trace[-1].name == "subquestion"
@@ -235,7 +241,7 @@ def test_unreferenced_earlier_answer_joins_query_and_prompt(kg):
                 },
                 {
                     "prompt": "decompose_answer",
-                    "match": r"Earlier steps.*1\. Which films did Michael Mann direct\? → Heat.*"
+                    "match": r"Earlier steps:\n1\. Which films did Michael Mann direct\?\n   answers: Heat\n.*"
                     r"Question: Who starred in those films\? \(Heat\)",
                     "response": "<answers>Al Pacino</answers>",
                 },

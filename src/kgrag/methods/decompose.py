@@ -166,7 +166,7 @@ def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 
 def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
     """Split answer lines like ``"Greek, English and French"`` (a list on one line, against the prompt).
 
-    The KG decides: a line is split on commas/semicolons only when it is not itself an entity name and at
+    The KG decides: a line is split on commas, semicolons or bars only when it is not itself an entity name and at
     least half of its parts are, so a title such as "Paris, Texas" stays whole; a part is split on "and"/"&"
     only when every piece is an entity name ("Romeo and Juliet" stays whole).
     """
@@ -180,7 +180,7 @@ def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
             out.append(line)
             continue
         parts: list[str] = []
-        for part in (p.strip() for p in re.split(r"[,;]", line)):
+        for part in (p.strip() for p in re.split(r"[,;|]", line)):
             part = re.sub(r"^(?:and|&)\s+", "", part, flags=re.I)
             pieces = [x.strip() for x in re.split(r"\s+(?:and|&)\s+", part, flags=re.I)]
             if len(pieces) > 1 and not known(part) and all(map(known, pieces)):
@@ -192,6 +192,12 @@ def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
         else:
             out.append(line)
     return list(dict.fromkeys(out))
+
+
+def entity_names_first(answers: Sequence[str], names: NameIndex) -> list[str]:
+    """Answers that are KG entity names before the rest (a sentence the model wrote instead), order kept."""
+    known = [a for a in answers if names.by_key.get(normalize(a))]
+    return known + [a for a in answers if not names.by_key.get(normalize(a))]
 
 
 class DecomposeConfig(MethodConfig):
@@ -278,7 +284,7 @@ class Decompose(Method):
                 previous = chain[-1].answers
                 if previous and not any(a.lower() in query.lower() for a in previous):
                     query = f"{query} ({join_names(previous)})"
-                earlier = "\nEarlier steps (sub-question → answers):\n" + _chain_text(chain) + "\n"
+                earlier = "\nEarlier steps:\n" + _chain_text(chain) + "\n"
                 refs = [len(chain) - 1]
             if chain:  # later steps: the entities the referenced answers name, and topics the query names
                 named = [t for t in topics if self.kg.entities[t].lower() in query.lower()]
@@ -317,7 +323,7 @@ class Decompose(Method):
                     reasoning=plan.reasoning or "(none)",
                     chain=_chain_text(chain),
                 )
-                final = split_listed_names(final, NameIndex.of(self.kg))
+                final = entity_names_first(split_listed_names(final, NameIndex.of(self.kg)), NameIndex.of(self.kg))
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
         return answers, list(evidence.values())
@@ -325,6 +331,6 @@ class Decompose(Method):
 
 def _chain_text(chain: Sequence[ChainStep]) -> str:
     return "\n".join(
-        f"{i}. {s.query} → {' | '.join(s.answers) if s.answers else '(no answer found)'}"
+        f"{i}. {s.query}\n   answers: {'; '.join(s.answers) if s.answers else '(none found)'}"
         for i, s in enumerate(chain, start=1)
     )
