@@ -91,6 +91,28 @@ def test_supporting_triples_walk_the_projection_chain(movies_kg):
     assert supporting_triples(kg, q, out, kg.entity_id("Alien")) == []
 
 
+def test_repair_flips_dead_end_projections_only(movies_kg):
+    from kgrag.retrieval.dsl import format_query
+    from kgrag.retrieval.dsl.repair import repair_directions
+
+    kg = movies_kg
+    anchors = _crisp(kg, "Russell Crowe", "Ridley Scott")
+    fixed, notes = repair_directions(kg, parse('"Russell Crowe" -> starred_actors -> directed_by'), anchors)
+    assert format_query(fixed) == '"Russell Crowe" -> starred_actors_inv -> directed_by' and len(notes) == 1
+    # nothing to repair
+    fine = parse('"Russell Crowe" -> starred_actors_inv -> directed_by')
+    assert repair_directions(kg, fine, anchors) == (fine, [])
+    # dead ends both ways stay as they are (the query then runs empty)
+    dead = parse('"Russell Crowe" -> release_year')
+    assert repair_directions(kg, dead, anchors) == (dead, [])
+    # inside an intersection, only the broken branch changes
+    q = parse('AND("Russell Crowe" -> starred_actors, "Ridley Scott" -> directed_by_inv)')
+    fixed, notes = repair_directions(kg, q, anchors)
+    assert format_query(fixed) == 'AND("Russell Crowe" -> starred_actors_inv, "Ridley Scott" -> directed_by_inv)'
+    out = SymbolicExecutor(kg).execute(fixed, anchors)
+    assert _names(kg, out) == {"Gladiator": 1.0}
+
+
 # A random KG and random relation paths: crisp symbolic execution must reach exactly what the graph
 # algorithm ``follow_relation_path`` reaches (an independent implementation).
 def _random_kg(seed: int) -> KnowledgeGraph:

@@ -11,10 +11,11 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods import get
 from kgrag.methods.base import MethodConfigError
-from kgrag.methods.ultrag import Ultrag, query_examples
+from kgrag.methods.ultrag import Ultrag
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
+from kgrag.retrieval.dsl.prompting import query_examples, relation_lines
 from tests.conftest import run_cli
 
 
@@ -39,8 +40,9 @@ def test_query_execute_arbitrate(movies_kg):
     assert ans.error is None
     assert ans.answers == ["Al Pacino"]
     assert ans.usage.llm_calls == 2
-    assert _steps(ans) == ["write_query", "link", "subgraph", "execute", "arbitrate"]
-    execute = ans.trace[3].outputs
+    assert _steps(ans) == ["write_query", "link", "repair", "subgraph", "execute", "arbitrate"]
+    assert ans.trace[2].outputs["notes"] == []
+    execute = ans.trace[4].outputs
     assert {name for name, _ in execute["top"]} == {"Al Pacino", "Robert De Niro", "Russell Crowe"}
     triples = {tuple(ev.entities[:1] + ev.relations + ev.entities[1:]) for ev in ans.evidence}
     assert ("Heat", "starred_actors", "Al Pacino") in triples
@@ -98,6 +100,18 @@ def test_a_query_that_returns_nothing_falls_back(movies_kg):
     assert "arbitrate" not in _steps(ans)
 
 
+def test_wrong_direction_is_repaired_before_execution(movies_kg):
+    llm = _llm(
+        {"prompt": "ultrag_query", "response": '"Russell Crowe" -> starred_actors -> directed_by'},
+        {"prompt": "ultrag_answer", "match": "starred_actors_inv", "response": "<answers>Ridley Scott</answers>"},
+    )
+    ans = Ultrag(movies_kg, llm=llm).answer("who directed films starring Russell Crowe")
+    assert ans.answers == ["Ridley Scott"]
+    repair = ans.trace[[s.name for s in ans.trace].index("repair")].outputs
+    assert repair["query"] == '"Russell Crowe" -> starred_actors_inv -> directed_by'
+    assert len(repair["notes"]) == 1
+
+
 def test_topics_are_named_to_the_query_writer(movies_kg):
     llm = _llm(
         {"prompt": "ultrag_query", "match": 'named in the question: "Heat"', "response": '"Heat" -> release_year'},
@@ -123,9 +137,18 @@ def test_query_examples_are_valid_queries_of_the_kg(movies_kg):
     from kgrag.retrieval.dsl import parse_and_validate
 
     lines = query_examples(movies_kg).splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5
     for line in lines:
-        assert parse_and_validate(line.split("    (")[0], movies_kg).ok, line
+        assert parse_and_validate(line.split("Query: ")[1], movies_kg).ok, line
+
+
+def test_relation_lines_show_both_directions(movies_kg):
+    lines = relation_lines(movies_kg, range(movies_kg.num_relations)).splitlines()
+    assert len(lines) == movies_kg.num_relations
+    assert lines[0] == (
+        '- directed_by: "The Insider" -> directed_by gives "Michael Mann"; '
+        '"Michael Mann" -> directed_by_inv gives "The Insider"'
+    )
 
 
 def test_grammar_only_for_llamacpp_models(movies_kg):

@@ -6,7 +6,9 @@
    With a llama.cpp model the output is constrained by a GBNF grammar over the KG's relations.  A query that
    does not parse or validate is sent back once with the error; if it is still unusable (or runs empty)
    the method falls back to a generic retriever (``frag`` when registered, else ``kaping``).
-2. Leaves are linked to fuzzy sets (exact names crisp, others by the Gaussian kernel, σ = 0.1).
+2. Leaves are linked to fuzzy sets (exact names crisp, others by the Gaussian kernel, σ = 0.1).  Not in the
+   paper: a projection that reaches nothing in the KG while its inverse does is flipped (small models often
+   get a relation's direction wrong; :mod:`kgrag.retrieval.dsl.repair`).
 3. SEPPR (α = 0.85, T = 5) seeded by the linked leaves keeps the top k entities (the paper's 30,000 for the
    symbolic executor; 5,000 for the neural one, measured better and faster on MetaQA).
 4. An executor scores every entity of that subgraph: ``symbolic`` (fuzzy sets, max-product projection,
@@ -26,7 +28,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
 from kgrag.retrieval.dsl import (
@@ -45,7 +46,8 @@ from kgrag.retrieval.dsl import (
 )
 from kgrag.retrieval.dsl.anchors import link_leaves, seed_distribution, seppr_subgraph
 from kgrag.retrieval.dsl.printer import format_entity
-from kgrag.retrieval.schema import example_triples, relation_schema
+from kgrag.retrieval.dsl.prompting import query_examples, relation_lines
+from kgrag.retrieval.dsl.repair import repair_directions
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import facts_text, triples_as_evidence
 from kgrag.types import Evidence
@@ -66,6 +68,7 @@ class UltragConfig(MethodConfig):
     # worse on bigger subgraphs of a hub-heavy KG and is 20x slower (MetaQA gold queries, MRR 0.92 at 5,000
     # vs 0.70 at 30,000: benchmarks/results/ultrag.json)
     top_nodes: int | None = None
+    repair_directions: bool = True  # flip projections that reach nothing when the other direction does
     top_answers: int = 50  # entities shown to the arbitrator
     explain_answers: int = 10  # best entities whose supporting triples become evidence
     max_relations: int = 200  # relations listed to the query writer (all of them when the KG has fewer)
@@ -105,7 +108,7 @@ class Ultrag(Method):
             # too many to list: the most frequent ones (still question-independent)
             counts = np.bincount(self.kg.rels, minlength=self.kg.num_relations)
             rels = np.sort(np.argsort(-counts, kind="stable")[: self.config.max_relations])
-        return relation_schema(self.kg, rels), query_examples(self.kg)
+        return relation_lines(self.kg, rels.tolist()), query_examples(self.kg)
 
     def make_executor(self, nodes: np.ndarray | None) -> FuzzyExecutor:
         if self.config.executor == "neural":
@@ -163,8 +166,10 @@ class Ultrag(Method):
         )
         return gen.text
 
-    def run_query(self, query: Query, trace: Trace) -> Execution | None:
-        """Link the leaves, cut the SEPPR subgraph, execute; ``None`` when no leaf links to any entity."""
+    def run_query(self, query: Query, trace: Trace) -> tuple[Query, Execution | None]:
+        """Link the leaves, repair directions, cut the SEPPR subgraph, execute.
+
+        Returns the query as executed and its execution (``None`` when no leaf links to any entity)."""
         cfg = self.config
         with trace.step("link", leaves=leaves(query)) as step:
             linked = link_leaves(self.kg, leaves(query), linker=self.linker, sigma=cfg.sigma, k=cfg.link_k)
@@ -177,7 +182,12 @@ class Ultrag(Method):
             }
         seeds = seed_distribution(linked)
         if not seeds:
-            return None
+            return query, None
+        anchors = {m: leaf.members for m, leaf in linked.items()}
+        if cfg.repair_directions:
+            with trace.step("repair") as step:
+                query, notes = repair_directions(self.kg, query, anchors)
+                step.outputs.update({"query": format_query(query), "notes": notes})
         top_k = cfg.top_nodes or DEFAULT_TOP_NODES[cfg.executor]
         with trace.step("subgraph", alpha=cfg.alpha, iterations=cfg.ppr_iterations, top_k=top_k) as step:
             sub = seppr_subgraph(self.kg, seeds, alpha=cfg.alpha, iterations=cfg.ppr_iterations, top_k=top_k)
@@ -185,14 +195,14 @@ class Ultrag(Method):
         with trace.step("execute", executor=cfg.executor, query=format_query(query)) as step:
             executor = self.make_executor(None if len(sub.nodes) >= self.kg.num_entities else sub.nodes)
             try:
-                execution = executor.execute(query, {m: leaf.members for m, leaf in linked.items()})
+                execution = executor.execute(query, anchors)
             except ExecutionError as exc:
                 step.outputs["error"] = str(exc)
-                return None
+                return query, None
             ids, scores = execution.top(cfg.top_answers)
             step.outputs["top"] = [[self.kg.entities[i], round(float(s), 4)] for i, s in zip(ids[:10], scores[:10])]
             step.outputs["nonzero"] = int((execution.scores > 0).sum())
-        return execution
+        return query, execution
 
     def evidence_for(self, query: Query, execution: Execution) -> list[Evidence]:
         """Supporting triples of the ``explain_answers`` best entities (each triple once, best answer first)."""
@@ -241,8 +251,8 @@ class Ultrag(Method):
 
             raise DSLSyntaxError("invalid --set query: " + "; ".join(check.errors))
         assert check.query is not None
-        execution = self.run_query(check.query, Trace())
-        return self.evidence_for(check.query, execution) if execution is not None else []
+        query, execution = self.run_query(check.query, Trace())
+        return self.evidence_for(query, execution) if execution is not None else []
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         topics = resolve_topics(self.kg, question, topic_entities, linker=self.linker) if topic_entities else []
@@ -253,7 +263,9 @@ class Ultrag(Method):
                 step.outputs.update({"valid": check.ok, "errors": check.errors, "notes": check.notes})
         else:
             query = self._write_query(question, topics, trace)
-        execution = self.run_query(query, trace) if query is not None else None
+        execution = None
+        if query is not None:
+            query, execution = self.run_query(query, trace)
         if query is None or execution is None or not (execution.scores > 0).any():
             evidence = self._fallback(question, topic_entities, trace)
             with trace.step("answer", fallback=True) as step:
@@ -274,33 +286,4 @@ def _best(members: dict[int, float], k: int) -> list[tuple[int, float]]:
     return sorted(members.items(), key=lambda kv: -kv[1])[:k]
 
 
-def query_examples(kg: KnowledgeGraph) -> str:
-    """Three example queries built from the KG's own facts (forward, inverse, chain) and one AND.
-
-    Built from the most connected entity's facts, so they depend on the KG only and keep the query writer's
-    prompt prefix identical across questions.
-    """
-    ex = example_triples(kg)
-    ex = ex[ex >= 0]
-    if not len(ex):
-        return "(the graph is empty)"
-    h, r, t = kg.triple(int(ex[0]))
-    lines = [
-        f"{format_entity(h)} -> {r}    (gives {t})",
-        f"{format_entity(t)} -> {r}_inv    (gives the entities whose {r} is {t}, e.g. {h})",
-    ]
-    # a second relation at the same head for the chain and the AND examples
-    head = int(kg.heads[ex[0]])
-    out = kg.out_edge_ids(head)
-    other = out[kg.rels[out] != kg.rels[ex[0]]]
-    if len(other):
-        _, r2, t2 = kg.triple(int(other[0]))
-        lines.append(f"{format_entity(t)} -> {r}_inv -> {r2}    (gives the {r2} of the entities whose {r} is {t})")
-        lines.append(
-            f"AND({format_entity(t)} -> {r}_inv, {format_entity(t2)} -> {r2}_inv)    "
-            f"(gives the entities whose {r} is {t} and whose {r2} is {t2}, e.g. {h})"
-        )
-    return "\n".join(lines)
-
-
-__all__ = ["Ultrag", "UltragConfig", "query_examples"]
+__all__ = ["Ultrag", "UltragConfig"]

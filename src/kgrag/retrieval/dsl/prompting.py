@@ -1,0 +1,114 @@
+"""What the query writer is shown about a KG: each relation with an example in both directions, and examples.
+
+Small models mostly get the *direction* of a relation wrong (``"Lya De Putti" -> starred_actors`` for "what
+did Lya De Putti act in"), so every relation is listed with one real fact read both ways:
+``"Titanic" -> starred_actors gives "Kate Winslet"; "Kate Winslet" -> starred_actors_inv gives "Titanic"``.
+Example facts are chosen once per KG (names with letters, from well-connected heads), so the prompt text is
+identical for every question and its prefix cache is reused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.verbalize import humanize
+from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX
+from kgrag.retrieval.dsl.printer import format_entity, format_relation
+
+_WORDY = re.compile(r"[^\W\d_]{2}")
+
+
+def _readable(kg: KnowledgeGraph) -> np.ndarray:
+    """Entities whose names read as names (two letters in a row, at most 40 characters)."""
+    key = "dsl_readable_names"
+    if key not in kg._cache:
+        kg._cache[key] = np.fromiter(
+            (len(n) <= 40 and _WORDY.search(n) is not None for n in kg.entities), dtype=bool, count=kg.num_entities
+        )
+    return kg._cache[key]
+
+
+def example_facts(kg: KnowledgeGraph) -> np.ndarray:
+    """One triple id per relation (``-1`` when unused): readable names preferred, then the best-connected head."""
+    key = "dsl_example_facts"
+    if key in kg._cache:
+        return kg._cache[key]
+    examples = np.full(kg.num_relations, -1, dtype=np.int64)
+    if kg.num_triples:
+        readable = _readable(kg)
+        several_words = np.fromiter((" " in n for n in kg.entities), dtype=bool, count=kg.num_entities)
+        # a head of several words ("Les Misérables", not "War": one-word titles read like genres), then
+        # readable names at both ends, then the best-connected head
+        score = 2 * (readable & several_words)[kg.heads].astype(np.int64) + readable[kg.tails] + readable[kg.heads]
+        degree = kg.degree("both")
+        order = np.lexsort((-degree[kg.heads], -score, kg.rels))
+        rels = kg.rels[order]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = rels[1:] != rels[:-1]
+        examples[rels[first]] = order[first]
+    kg._cache[key] = examples
+    return examples
+
+
+def relation_lines(kg: KnowledgeGraph, relations: Sequence[int]) -> str:
+    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` per relation."""
+    ex = example_facts(kg)
+    lines = []
+    for rid in relations:
+        name = format_relation(kg.relations[int(rid)])
+        inverse = format_relation(kg.relations[int(rid)] + INVERSE_SUFFIX)
+        if ex[rid] < 0:
+            lines.append(f"- {name} (no facts)")
+            continue
+        h, _, t = kg.triple(int(ex[rid]))
+        lines.append(
+            f"- {name}: {format_entity(h)} -> {name} gives {format_entity(t)}; "
+            f"{format_entity(t)} -> {inverse} gives {format_entity(h)}"
+        )
+    return "\n".join(lines)
+
+
+def query_examples(kg: KnowledgeGraph) -> str:
+    """Question → query pairs built from the KG's own facts: forward, backward, two chains and an AND."""
+    ex = example_facts(kg)
+    ex = ex[ex >= 0]
+    if not len(ex):
+        return "(the graph is empty)"
+    # the head with the most distinct relations among the examples' heads gives the chain examples
+    h_id = int(kg.heads[ex[0]])
+    best = -1
+    for tid in ex.tolist():
+        head = int(kg.heads[tid])
+        out = kg.out_edge_ids(head)
+        n = len(np.unique(kg.rels[out]))
+        if n > best and _readable(kg)[head]:
+            h_id, best = head, n
+    out = kg.out_edge_ids(h_id)
+    readable = _readable(kg)
+    out = out[readable[kg.tails[out]]] if readable[kg.tails[out]].any() else out
+    first_rel = {}
+    for tid in out.tolist():
+        first_rel.setdefault(int(kg.rels[tid]), tid)
+    tids = list(first_rel.values())
+    h, r1, t1 = kg.triple(tids[0])
+    q = format_entity
+    lines = [
+        f"Question: what is {q(h)} {humanize(r1)}?  Query: {q(h)} -> {r1}",
+        f"Question: what is {humanize(r1)} {q(t1)}?  Query: {q(t1)} -> {r1}{INVERSE_SUFFIX}",
+        f"Question: what else is {humanize(r1)} the same as {q(h)}?  Query: {q(h)} -> {r1} -> {r1}{INVERSE_SUFFIX}",
+    ]
+    if len(tids) > 1:
+        _, r2, t2 = kg.triple(tids[1])
+        lines.append(
+            f"Question: what is {humanize(r2)} for the things {humanize(r1)} {q(t1)}?  "
+            f"Query: {q(t1)} -> {r1}{INVERSE_SUFFIX} -> {r2}"
+        )
+        lines.append(
+            f"Question: what is both {humanize(r1)} {q(t1)} and {humanize(r2)} {q(t2)}?  "
+            f"Query: AND({q(t1)} -> {r1}{INVERSE_SUFFIX}, {q(t2)} -> {r2}{INVERSE_SUFFIX})"
+        )
+    return "\n".join(lines)
