@@ -11,6 +11,9 @@ Caches are warm: the embedding models are loaded and the per-KG triple vectors a
 (``kgrag index KG --triples`` fills them; the share already embedded is recorded before and after the run).
 A cold triple cache costs one MiniLM encode per never-seen candidate triple (~3 ms each here).
 
+On a loaded machine, thread wake-ups dominate: run with ``OPENBLAS_NUM_THREADS=1`` (a 2000 x 384 mat-vec
+drops from ~8 ms to ~0.1 ms) and ``--threads 1`` (one query encode: ~28 -> ~14 ms) to see the difference.
+
     python benchmarks/decompose_bench.py [--per-hop 100] [--seed 0] [--kg .kgrag/metaqa] [--set hops=3 ...]
 """
 
@@ -96,12 +99,20 @@ def main() -> None:
     parser.add_argument("--per-hop", type=int, default=100, help="questions per hop file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", dest="settings", action="append", default=[], help="method setting KEY=VALUE")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="onnxruntime threads of the MiniLM embedder (default: as shipped)"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "decompose_timing.json")
     args = parser.parse_args()
     settings = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.settings)}
 
     kg = load_kg(args.kg)
-    method = get_method("decompose")(kg, **settings)
+    embedder = None
+    if args.threads is not None:  # same model (same vectors and cache), different thread count
+        from kgrag.models.embeddings.onnx_minilm import OnnxMiniLM
+
+        embedder = OnnxMiniLM(threads=args.threads)
+    method = get_method("decompose")(kg, embedder=embedder, **settings)
     rng = np.random.default_rng(args.seed)
     samples = {}
     for hops, name in FILES.items():
@@ -128,6 +139,7 @@ def main() -> None:
         "(whole question + 2 sub-question stand-ins); warm model and triple-vector caches",
         "settings": method.config.model_dump(),
         "sample": {"per_hop": args.per_hop, "seed": args.seed, "files": FILES},
+        "embedder_threads": args.threads or "default (2)",
         "overall": summarise(everything, method.config.max_candidates),
         "per_hop": {f"{h}hop": summarise(rs, method.config.max_candidates) for h, rs in rows.items()},
         "query_encode_ms": {
@@ -142,6 +154,7 @@ def main() -> None:
             "numpy": module_version("numpy"),
             "onnxruntime": module_version("onnxruntime"),
             "cpu_count": os.cpu_count(),
+            "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
             "load_average_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
             "note": "2-core machine shared with other jobs (local LLM evaluations) during the run",
         },
