@@ -145,15 +145,21 @@ class Method(ABC):
         """Return (answers, evidence); record steps on ``trace``."""
 
 
-def ask_for_answers(method: Method, prompt_name: str, **values: str) -> list[str]:
-    """Call a prompt that returns ``<answers>`` and read them defensively (one per line)."""
+def ask_for_answers(method: Method, prompt_name: str, *, kg_names: bool = True, **values: str) -> list[str]:
+    """Call a prompt that returns ``<answers>`` and read them defensively (one per line).
+
+    With ``kg_names`` a line listing several KG entities is split and KG names come first
+    (:func:`kgrag.linking.answers.as_kg_answers`).
+    """
+    from kgrag.linking.answers import as_kg_answers
+    from kgrag.linking.names import NameIndex
     from kgrag.prompts.tags import split_items
 
     text, parsed = method.call_prompt(prompt_name, **values)
     items = split_items(parsed.get("answers"))
     if not items and "<" not in text:  # the model ignored the format: take its lines as answers
         items = split_items(text)
-    return items
+    return as_kg_answers(items, NameIndex.of(method.kg)) if kg_names and items else items
 
 
 registry: Registry[type[Method]] = Registry("method")
