@@ -66,7 +66,7 @@ class BYOKGConfig(MethodConfig):
     # iterative process (Algorithm 2)
     iterations: int = 2  # T_R
     self_terminate: bool = True
-    context_items: int = 50  # evidence lines shown to KG-Linker and to the final answer call
+    context_items: int = 30  # evidence lines shown to KG-Linker and to the final answer call
     schema_relations: int = 40  # relations listed in the KG-Linker prompt (most relevant first when more)
     # entity linking
     link_top_m: int = 3
