@@ -137,7 +137,7 @@ def test_query_examples_are_valid_queries_of_the_kg(movies_kg):
     from kgrag.retrieval.dsl import parse_and_validate
 
     lines = query_examples(movies_kg).splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 6
     for line in lines:
         assert parse_and_validate(line.split("Query: ")[1], movies_kg).ok, line
 

@@ -73,7 +73,7 @@ def relation_lines(kg: KnowledgeGraph, relations: Sequence[int]) -> str:
 
 
 def query_examples(kg: KnowledgeGraph) -> str:
-    """Question → query pairs built from the KG's own facts: forward, backward, two chains and an AND."""
+    """Question → query pairs built from the KG's own facts: forward, backward, chains of 2 and 3 steps, an AND."""
     ex = example_facts(kg)
     ex = ex[ex >= 0]
     if not len(ex):
@@ -106,6 +106,10 @@ def query_examples(kg: KnowledgeGraph) -> str:
         lines.append(
             f"Question: what is {humanize(r2)} for the things {humanize(r1)} {q(t1)}?  "
             f"Query: {q(t1)} -> {r1}{INVERSE_SUFFIX} -> {r2}"
+        )
+        lines.append(
+            f"Question: what is {humanize(r2)} for the other things {humanize(r1)} the same as {q(h)}?  "
+            f"Query: {q(h)} -> {r1} -> {r1}{INVERSE_SUFFIX} -> {r2}"
         )
         lines.append(
             f"Question: what is both {humanize(r1)} {q(t1)} and {humanize(r2)} {q(t2)}?  "
