@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from kgrag.graph.store import load_kg
-from kgrag.retrieval.patterns import best_pattern
+from kgrag.retrieval.patterns import best_patterns
 from kgrag.retrieval.router import HopRouter, PatternClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,17 +97,17 @@ def main() -> None:
     # ---------------------------------------------------------------- pattern scorer
     kg = load_kg(args.kg)
 
-    def labelled(rows: list, per_hop: int) -> tuple[list[str], list[str], list[float]]:
+    def labelled(rows: list, per_hop: int) -> tuple[list[str], list[tuple[str, ...]], list[float]]:
         qs, labels, f1s = [], [], []
         for hops in (1, 2, 3):
             subset = [r for r in rows if r[1] == hops][:per_hop]
             for question, h, answers, _ in subset:
                 topics = [kg.entity_id(name) for name in _BRACKET.findall(question)]
                 topics = [t for t in topics if t is not None]
-                label, f1 = best_pattern(kg, topics, answers, h, exact_length=True)
-                if label is not None:
+                tied, f1 = best_patterns(kg, topics, answers, h, exact_length=True)
+                if tied:
                     qs.append(question)
-                    labels.append(label)
+                    labels.append(tuple(tied))
                     f1s.append(f1)
         return qs, labels, f1s
 
@@ -120,13 +120,14 @@ def main() -> None:
     scorer_fit = time.perf_counter() - start
     scorer_path = scorer.save(args.models / "frag_patterns.npz")
     p_pred = scorer.predict(p_val_q)
-    val_hops = np.asarray([lab.count(">") + 1 for lab in p_val_y])
-    correct = p_pred == np.asarray(p_val_y)
+    val_hops = np.asarray([labels[0].count(">") + 1 for labels in p_val_y])
+    correct = np.asarray([pred in labels for pred, labels in zip(p_pred, p_val_y)])  # any of the tied labels
     scorer_result = {
         "train_questions": len(p_train_q),
         "validation_questions": len(p_val_q),
         "labels": len(scorer.labels),
         "weak_label_f1_mean": round(float(np.mean(p_train_f1)), 4),
+        "weak_labels_tied_share": round(float(np.mean([len(t) > 1 for t in p_train_y])), 4),
         "validation_top1_pattern_accuracy": round(float(np.mean(correct)), 5),
         "validation_top1_per_hop": {f"{h}hop": round(float(np.mean(correct[val_hops == h])), 5) for h in (1, 2, 3)},
         "labelling_seconds": round(label_seconds, 1),

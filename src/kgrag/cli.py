@@ -657,7 +657,7 @@ def frag_train(
         raise RouterError("no labelled questions: give --data FILE or --from-results results.jsonl")
 
     summary: dict[str, Any] = {"questions": len(rows)}
-    pattern_rows: list[tuple[str, str, float, bool]] = []
+    pattern_rows: list[tuple[str, tuple[str, ...], float, bool]] = []
     if kg_dir is not None and patterns_out is not None:
         kg = _load(kg_dir)
         with Progress(
@@ -683,10 +683,10 @@ def frag_train(
 
     router_q = [r["question"] for r in rows if r["hops"]]
     router_y = [int(r["hops"]) for r in rows if r["hops"]]
-    for question, label, _, no_hops in pattern_rows:  # rows without hops: the pattern's length
+    for question, labels, _, no_hops in pattern_rows:  # rows without hops: the pattern's length
         if no_hops:
             router_q.append(question)
-            router_y.append(label.count(">") + 1)
+            router_y.append(labels[0].count(">") + 1)
     if len(set(router_y)) >= 2 or patterns_out is None:
         summary["router"] = fit(HopRouter, router_q, router_y, out)
     else:  # one hop count only: nothing for a router to learn, the pattern scorer still trains

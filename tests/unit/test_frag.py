@@ -259,7 +259,8 @@ def test_frag_train_labels_patterns_from_answers(tmp_path, kg):
         "--json",
     )
     summary = json.loads(out.stdout)
-    assert summary["patterns"]["labels"] == 3 and summary["patterns"]["weak_label_f1"] == 1.0
+    # 4 labels: Michael Mann both directed and wrote Heat, so that row's label is the tie (directed_by, written_by)
+    assert summary["patterns"]["labels"] == 4 and summary["patterns"]["weak_label_f1"] == 1.0
     clf = PatternClassifier.load(patterns)
     assert clf.predict(["who directed [Brazil]"])[0] == "directed_by"
     assert clf.predict(["what films did [Al Pacino] act in"])[0] == "starred_actors_inv"

@@ -195,7 +195,7 @@ def pattern_f1(reach: PatternReach, gold: np.ndarray, exclude: Sequence[int] = (
     return 2.0 * hits / np.maximum(size + len(gold), 1)
 
 
-def best_pattern(
+def best_patterns(
     kg: KnowledgeGraph,
     topics: Sequence[int],
     answers: Sequence[str],
@@ -203,29 +203,41 @@ def best_pattern(
     *,
     exact_length: bool = False,
     **reach_options,
-) -> tuple[str | None, float]:
-    """The relation pattern whose endpoints best match ``answers`` (F1) — a weak label for training a scorer.
+) -> tuple[list[str], float]:
+    """The relation patterns whose endpoints best match ``answers`` (F1, ties all kept, shorter first) — weak
+    labels for training a scorer. Ties are common (a film's director is also its writer) and keeping only one
+    would teach the scorer that "writer" means ``directed_by``.
 
     With ``exact_length`` only patterns of ``max_length`` relations compete (when the hop count is known).
     """
     gold = answer_entities(kg, answers)
     if not len(gold) or not len(topics):
-        return None, 0.0
+        return [], 0.0
     reach = reachable_patterns(kg, topics, max_length, **reach_options)
     f1 = pattern_f1(reach, gold, exclude=topics)
     if exact_length and len(f1):
         f1 = np.where(reach.lengths == max_length, f1, 0.0)
     if not len(f1) or f1.max() <= 0:
-        return None, 0.0
-    order = np.lexsort((reach.lengths, -f1))  # best F1, then the shorter pattern
-    best = int(order[0])
-    return pattern_label(kg, reach.patterns[best]), float(f1[best])
+        return [], 0.0
+    best = f1.max()
+    tied = np.flatnonzero(f1 >= best - 1e-9)
+    if not exact_length:  # prefer the shortest of the tied patterns
+        tied = tied[reach.lengths[tied] == reach.lengths[tied].min()]
+    return [pattern_label(kg, reach.patterns[k]) for k in tied], float(best)
+
+
+def best_pattern(
+    kg: KnowledgeGraph, topics: Sequence[int], answers: Sequence[str], max_length: int, **options
+) -> tuple[str | None, float]:
+    """The first of :func:`best_patterns` (None when no pattern reaches an answer)."""
+    labels, f1 = best_patterns(kg, topics, answers, max_length, **options)
+    return (labels[0] if labels else None), f1
 
 
 def weak_pattern_labels(
     kg: KnowledgeGraph, rows: Sequence[dict], *, max_hops: int = 3, progress=None
-) -> list[tuple[str, str, float, bool]]:
-    """``(masked question, pattern label, F1, hops unknown)`` per row with answers that some pattern reaches.
+) -> list[tuple[str, tuple[str, ...], float, bool]]:
+    """``(masked question, tied best pattern labels, F1, hops unknown)`` per row with answers that some pattern reaches.
 
     Topics come from ``topic_entities``, else ``[bracketed]`` names, else entity linking of the question; a
     row's ``hops``, when given, fixes the pattern length.
@@ -244,7 +256,8 @@ def weak_pattern_labels(
         names = row.get("topic_entities") or re.findall(r"\[([^\]]*)\]", row["question"])
         topics = resolve_topics(kg, row["question"].replace("[", "").replace("]", ""), names)
         hops = row.get("hops")
-        label, f1 = best_pattern(kg, topics, row["answers"], hops or max_hops, exact_length=hops is not None)
-        if label is not None:
-            out.append((mask_topics(row["question"], [kg.entities[t] for t in topics]), label, f1, hops is None))
+        labels, f1 = best_patterns(kg, topics, row["answers"], hops or max_hops, exact_length=hops is not None)
+        if labels:
+            masked = mask_topics(row["question"], [kg.entities[t] for t in topics])
+            out.append((masked, tuple(labels), f1, hops is None))
     return out

@@ -118,19 +118,23 @@ class TextClassifier:
     def fit(
         cls,
         questions: Sequence[str],
-        hops: Sequence[int] | Sequence[str],
+        hops: Sequence[int] | Sequence[str] | Sequence[tuple],
         *,
         min_count: int = 2,
         l2: float = 1e-3,
         max_iter: int = 300,
     ) -> TextClassifier:
-        """Fit on ``questions`` (entities bracketed or already masked) with one label each."""
+        """Fit on ``questions`` (entities bracketed or already masked) with one label each, or a tuple of
+        labels that are equally right (weak labels that tie)."""
         from scipy.optimize import minimize
 
         if len(questions) != len(hops) or not len(questions):
             raise RouterError("router training needs the same, non-zero number of questions and labels")
-        targets = np.asarray(hops)
-        labels = np.unique(targets)
+        # a label may be a tuple of equally good labels: the target spreads evenly over them
+        choices = [tuple(h) if isinstance(h, (list, tuple)) else (h,) for h in hops]
+        if any(not c for c in choices):
+            raise RouterError("every question needs at least one label")
+        labels = np.unique(np.asarray([lab for c in choices for lab in c]))
         if len(labels) < 2:
             raise RouterError(f"training needs at least two different labels, got {labels.tolist()}")
         doc_freq: Counter[str] = Counter()
@@ -142,9 +146,9 @@ class TextClassifier:
         idf = np.log((1 + n) / (1 + np.array([doc_freq[t] for t in terms], dtype=np.float64))) + 1.0
         model = cls(vocab, idf, np.zeros((len(labels), len(terms))), np.zeros(len(labels)), labels)
         x = model._matrix(questions)
-        y = np.searchsorted(labels, targets)
         onehot = np.zeros((n, len(labels)))
-        onehot[np.arange(n), y] = 1.0
+        for i, c in enumerate(choices):
+            onehot[i, np.searchsorted(labels, np.asarray(c))] = 1.0 / len(c)
         k, d = len(labels), len(terms)
 
         def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -162,8 +166,12 @@ class TextClassifier:
         model.intercept = res.x[k * d :]
         return model
 
-    def accuracy(self, questions: Sequence[str], hops: Sequence[int]) -> float:
-        return float(np.mean(self.predict(questions) == np.asarray(hops))) if len(questions) else 0.0
+    def accuracy(self, questions: Sequence[str], labels: Sequence) -> float:
+        """Share of questions whose prediction is the label (or one of a tuple of tied labels)."""
+        if not len(questions):
+            return 0.0
+        pred = self.predict(questions)
+        return float(np.mean([p in (y if isinstance(y, (list, tuple)) else (y,)) for p, y in zip(pred, labels)]))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
