@@ -137,11 +137,17 @@ def test_soft_follow_for_relation_names_the_kg_does_not_have(fb, static):
         (None, "Here:\n```cypher\nMATCH (a)-[:r]->(b) RETURN b.name\n```\nDone", "MATCH (a)-[:r]->(b) RETURN b.name"),
         (None, "<answers>x</answers> MATCH (a) RETURN a.name", "MATCH (a) RETURN a.name"),
         (None, "no query at all", ""),
+        (  # several statements: the first one only
+            "MATCH (a) RETURN a.name LIMIT 3\nMATCH (b) RETURN b.name\nOPTIONAL MATCH (c) RETURN c",
+            "",
+            "MATCH (a) RETURN a.name LIMIT 3",
+        ),
+        ("MATCH (a)\nWITH a\nMATCH (a)-->(b)\nRETURN b.name\nORDER BY b.name", "", None),
         ("", "", ""),
     ],
 )
 def test_extract_query(section, raw, expected):
-    assert extract_query(section, raw) == expected
+    assert extract_query(section, raw) == (section if expected is None else expected)
 
 
 def test_fit_relation_types_to_table_names(fb):

@@ -24,9 +24,27 @@ _REL_TYPE = re.compile(r"([:|]\s*:?\s*)(`[^`]+`|[A-Za-z_][\w.]*)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
+_NEXT_STATEMENT = re.compile(r"\n\s*(?=(?:OPTIONAL\s+MATCH|MATCH|UNWIND|CALL)\b)", re.I)
+
+
+def first_statement(query: str) -> str:
+    """Only the first statement when a model wrote several, one after another (a new ``MATCH`` line after a
+    ``RETURN``): the guard would reject them all together."""
+    ret = re.search(r"\bRETURN\b", query, re.I)
+    if not ret:
+        return query
+    nxt = _NEXT_STATEMENT.search(query, ret.end())
+    return query[: nxt.start()].strip() if nxt else query
+
+
 def extract_query(section: str | None, raw: str = "") -> str:
     """The query from a parsed ``<opencypher>`` section (fences and stray backticks removed), else the first
-    fenced block or ``MATCH ... RETURN ...`` statement in the raw text; ``""`` when there is none."""
+    fenced block or ``MATCH ... RETURN ...`` statement in the raw text; ``""`` when there is none.  Of several
+    statements written one after another, only the first is kept."""
+    return first_statement(_extract(section, raw))
+
+
+def _extract(section: str | None, raw: str) -> str:
     text = (section or "").strip()
     if text:
         fenced = _FENCED.search(text)
@@ -89,4 +107,4 @@ def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str =
     return out
 
 
-__all__ = ["extract_query", "fit_relation_types", "rows_as_evidence"]
+__all__ = ["extract_query", "first_statement", "fit_relation_types", "rows_as_evidence"]
