@@ -35,6 +35,7 @@ from functools import cached_property
 
 import numpy as np
 
+from kgrag.linking.answers import entity_names_first, split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
@@ -161,43 +162,6 @@ def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 
 
     text = _REF.sub(substitute, subquestion)
     return " ".join(text.split()), sorted(set(used))
-
-
-def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
-    """Split answer lines like ``"Greek, English and French"`` (a list on one line, against the prompt).
-
-    The KG decides: a line is split on commas, semicolons or bars only when it is not itself an entity name and at
-    least half of its parts are, so a title such as "Paris, Texas" stays whole; a part is split on "and"/"&"
-    only when every piece is an entity name ("Romeo and Juliet" stays whole).
-    """
-
-    def known(text: str) -> bool:
-        return bool(names.by_key.get(normalize(text)))
-
-    out: list[str] = []
-    for line in answers:
-        if known(line):
-            out.append(line)
-            continue
-        parts: list[str] = []
-        for part in (p.strip() for p in re.split(r"[,;|]", line)):
-            part = re.sub(r"^(?:and|&)\s+", "", part, flags=re.I)
-            pieces = [x.strip() for x in re.split(r"\s+(?:and|&)\s+", part, flags=re.I)]
-            if len(pieces) > 1 and not known(part) and all(map(known, pieces)):
-                parts.extend(pieces)
-            elif part:
-                parts.append(part)
-        if len(parts) > 1 and 2 * sum(map(known, parts)) >= len(parts):
-            out.extend(parts)
-        else:
-            out.append(line)
-    return list(dict.fromkeys(out))
-
-
-def entity_names_first(answers: Sequence[str], names: NameIndex) -> list[str]:
-    """Answers that are KG entity names before the rest (a sentence the model wrote instead), order kept."""
-    known = [a for a in answers if names.by_key.get(normalize(a))]
-    return known + [a for a in answers if not names.by_key.get(normalize(a))]
 
 
 class DecomposeConfig(MethodConfig):
