@@ -1,0 +1,61 @@
+"""Summarise end-to-end `kgrag eval` runs that were run per group (one process per MetaQA hop file).
+
+Local-LLM runs are slow on a 2-core machine, so each hop file gets its own `kgrag eval --sample 100 --seed S`
+process. The runner answers questions in sample order and a sample of K is a prefix of the sample of 100
+(Python's ``random.sample`` draws one by one), so a run stopped early is itself a seeded random sample of its
+first K questions. This script reads each run's ``results.jsonl`` and writes per-hop metrics with n and 95%
+bootstrap intervals — never mixing in questions that were not answered.
+
+    python benchmarks/e2e_summary.py --method frag /tmp/e2e/frag-1hop /tmp/e2e/frag-2hop ... --out FILE.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from kgrag.eval.runner import bootstrap_ci
+
+METRICS = ("hit@1", "hit", "f1", "answer_recall", "llm_calls", "prompt_tokens", "completion_tokens", "seconds")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="`kgrag eval --out` directories")
+    parser.add_argument("--method", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--note", default="")
+    args = parser.parse_args()
+    groups: dict[str, list[dict]] = {}
+    for run in args.runs:
+        path = run / args.method / "results.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                groups.setdefault(row["group"], []).append(row)
+    summary: dict = {"method": args.method, "note": args.note, "groups": {}}
+    for group, rows in sorted(groups.items()):
+        entry: dict = {"n": len(rows), "errors": sum(bool(r.get("error")) for r in rows)}
+        for metric in METRICS:
+            values = [float(r.get(metric) or 0.0) for r in rows]
+            entry[metric] = round(float(np.mean(values)), 4)
+            if metric in ("hit@1", "hit", "f1"):
+                entry[f"{metric}_ci95"] = [round(v, 4) for v in bootstrap_ci(values)]
+        entry["seconds_median"] = round(float(np.median([r["seconds"] for r in rows])), 2)
+        summary["groups"][group] = entry
+    all_rows = [r for rows in groups.values() for r in rows]
+    summary["all"] = {
+        "n": len(all_rows),
+        "hit@1_macro_over_groups": round(float(np.mean([g["hit@1"] for g in summary["groups"].values()])), 4),
+        "llm_calls_mean": round(float(np.mean([r["llm_calls"] for r in all_rows])), 3),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
