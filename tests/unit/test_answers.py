@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.linking.answers import as_kg_answers, split_listed_names
+from kgrag.linking.answers import as_kg_answers, prefer_candidates, split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods.base import ask_for_answers
 from kgrag.methods.baselines import LLMOnly
@@ -41,3 +41,9 @@ def test_ask_for_answers_applies_kg_names():
     assert ask_for_answers(method, "llm_answer", question="who starred in Heat") == ["Al Pacino", "Robert De Niro"]
     raw = ask_for_answers(method, "llm_answer", kg_names=False, question="who starred in Heat")
     assert raw == ["Al Pacino, Robert De Niro"]
+
+
+def test_prefer_candidates_puts_path_ends_first_and_drops_the_topic():
+    answers = ["Heat", "Al Pacino", "The Insider"]
+    assert prefer_candidates(answers, ["The Insider"], exclude=["Heat"]) == ["The Insider", "Al Pacino"]
+    assert prefer_candidates(["Heat"], ["The Insider"], exclude=["heat"]) == ["Heat"]  # nothing else left

@@ -53,3 +53,17 @@ def entity_names_first(answers: Sequence[str], names: NameIndex) -> list[str]:
 def as_kg_answers(answers: Sequence[str], names: NameIndex) -> list[str]:
     """Both of the above: one KG name per item where the KG allows it, KG names first."""
     return entity_names_first(split_listed_names(answers, names), names)
+
+
+def prefer_candidates(answers: Sequence[str], candidates: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
+    """Answers that are ``candidates`` (e.g. the ends of the evidence paths) first, ``exclude`` dropped.
+
+    A small model reading "Heat -[starred]-> Al Pacino <-[starred]- The Insider" for "films with the same actor
+    as Heat" often answers with the question's own entity or a node in the middle of the path; the paths' ends
+    are the candidates the retrieval meant. ``exclude`` (the topic entities) is only dropped when something
+    else is left. Order is otherwise kept.
+    """
+    ends = {normalize(c) for c in candidates}
+    banned = {normalize(e) for e in exclude}
+    kept = [a for a in answers if normalize(a) not in banned] or list(answers)
+    return sorted(kept, key=lambda a: normalize(a) not in ends)

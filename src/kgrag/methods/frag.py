@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
+from kgrag.linking.answers import prefer_candidates
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
 from kgrag.models.embeddings import Embedder, load_embedder
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
@@ -215,6 +216,8 @@ class Frag(Method):
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         evidence = self._retrieve(question, topic_entities, trace)
         with trace.step("answer") as step:
-            answers = ask_for_answers(self, "frag_answer", question=question, paths=facts_text(evidence))
-            step.outputs["answers"] = answers
+            raw = ask_for_answers(self, "frag_answer", question=question, paths=facts_text(evidence))
+            topics = {ev.entities[0] for ev in evidence if ev.entities}
+            answers = prefer_candidates(raw, [ev.entities[-1] for ev in evidence], exclude=sorted(topics))
+            step.outputs.update({"answers": answers, "model_answers": raw})
         return answers, evidence
