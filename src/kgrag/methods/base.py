@@ -117,9 +117,11 @@ class Method(ABC):
             error=error,
         )
 
-    def call_prompt(self, prompt_name: str, **values: Any) -> tuple[str, dict[str, str | None]]:
-        """Render prompt file ``prompt_name``, call the LLM with the prompt's decoding settings, and parse
-        the tags the prompt declares. Returns (raw text, {tag: content or None})."""
+    def call_prompt(
+        self, prompt_name: str, *, grammar: str | None = None, **values: Any
+    ) -> tuple[str, dict[str, str | None]]:
+        """Render prompt file ``prompt_name``, call the LLM with the prompt's decoding settings (and an optional
+        GBNF ``grammar``), and parse the tags the prompt declares. Returns (raw text, {tag: content or None})."""
         from kgrag.prompts import load_prompt
         from kgrag.prompts.tags import parse_tags
 
@@ -132,6 +134,7 @@ class Method(ABC):
             max_tokens=prompt.max_tokens,
             temperature=prompt.temperature,
             stop=list(prompt.stop),
+            grammar=grammar,
         )
         return gen.text, parse_tags(gen.text, prompt.tags)
 

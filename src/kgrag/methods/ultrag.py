@@ -129,7 +129,7 @@ class Ultrag(Method):
         with trace.step("write_query", grammar=grammar is not None) as step:
             attempts: list[dict[str, Any]] = []
             for attempt in range(self.config.retries + 1):
-                text = self._generate(
+                text, _ = self.call_prompt(
                     "ultrag_query",
                     grammar=grammar,
                     relations=relations,
@@ -150,21 +150,6 @@ class Ultrag(Method):
                     break
             step.outputs.update({"query": None, "valid": False, "attempts": attempts})
         return None
-
-    def _generate(self, prompt_name: str, *, grammar: str | None, **values: str) -> str:
-        from kgrag.prompts import load_prompt
-
-        assert self.llm is not None
-        prompt = load_prompt(prompt_name)
-        gen = self.llm.generate(
-            prompt.render(**values),
-            name=prompt.name,
-            max_tokens=prompt.max_tokens,
-            temperature=prompt.temperature,
-            stop=list(prompt.stop),
-            grammar=grammar,
-        )
-        return gen.text
 
     def run_query(self, query: Query, trace: Trace) -> tuple[Query, Execution | None]:
         """Link the leaves, repair directions, cut the SEPPR subgraph, execute.
