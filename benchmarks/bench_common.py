@@ -23,3 +23,13 @@ def first_line_value(path: str, prefix: str) -> str | None:
     except OSError:
         pass
     return None
+
+
+def parse_value(text: str):
+    """A ``--set KEY=VALUE`` value as int, float, bool/None or text."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)

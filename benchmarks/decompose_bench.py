@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_common import module_version
+from bench_common import module_version, parse_value
 from kgrag.eval.datasets import read_metaqa
 from kgrag.eval.metrics import answer_recall
 from kgrag.graph.store import load_kg
@@ -40,15 +40,6 @@ from kgrag.retrieval.triples import kg_vectors
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "metaqa"
 FILES = {1: "qa_1hop_dev.txt", 2: "qa_2hop_dev.txt.gz", 3: "qa_3hop_dev.txt.gz"}
-
-
-def parse_value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
 def triple_cache_share(method) -> float:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_common import module_version
+from bench_common import module_version, parse_value
 from kgrag.eval.datasets import read_metaqa
 from kgrag.eval.metrics import answer_recall
 from kgrag.graph.store import load_kg
@@ -28,15 +28,6 @@ from kgrag.methods import get as get_method
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "metaqa"
-
-
-def parse_value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
 def main() -> None:
