@@ -11,8 +11,10 @@ Caches are warm: the embedding models are loaded and the per-KG triple vectors a
 (``kgrag index KG --triples`` fills them; the share already embedded is recorded before and after the run).
 A cold triple cache costs one MiniLM encode per never-seen candidate triple (~3 ms each here).
 
-On a loaded machine, thread wake-ups dominate: run with ``OPENBLAS_NUM_THREADS=1`` (a 2000 x 384 mat-vec
-drops from ~8 ms to ~0.1 ms) and ``--threads 1`` (one query encode: ~28 -> ~14 ms) to see the difference.
+Thread wake-ups used to dominate on this loaded 2-core machine: a BLAS mat-vec of 2000 x 384 took ~8 ms
+multi-threaded; scoring now goes through ``dot_scores`` (single-threaded, ~0.2 ms) and one-text encodes run on a
+single-threaded ONNX session. ``decompose_timing_before_218b1cb.json`` is this script at the commit before
+that change, run in the same conditions (local LLM evaluation running alongside).
 
     python benchmarks/decompose_bench.py [--per-hop 100] [--seed 0] [--kg .kgrag/metaqa] [--set hops=3 ...]
 """
@@ -52,22 +54,22 @@ def time_question(method, ex) -> dict:
     """Seconds of each non-LLM step for one question, and the recall of the whole-question ranking."""
     out: dict = {}
     start = time.perf_counter()
-    topics, tids = method._candidates(ex.question, ex.topic_entities, Trace())
+    topics, pool = method._candidates(ex.question, ex.topic_entities, Trace())
     t1 = time.perf_counter()
-    evidence = method._rank(ex.question, tids, "decompose")
+    evidence = method._rank(ex.question, pool, "decompose")
     t2 = time.perf_counter()
     topic_names = join_names([method.kg.entities[t] for t in topics])
-    method._rank(f"{ex.question} (step 1, about {topic_names})", tids, "sub1", topics)
+    method._rank(f"{ex.question} (step 1, about {topic_names})", pool, "sub1", topics)
     t3 = time.perf_counter()
     anchors = method._entities_named(ex.answers[:10])
-    method._rank(f"{ex.question} (step 2, about {join_names(ex.answers, 10)})", tids, "sub2", anchors)
+    method._rank(f"{ex.question} (step 2, about {join_names(ex.answers, 10)})", pool, "sub2", anchors)
     t4 = time.perf_counter()
     out["link_and_candidates"] = t1 - start
     out["rank_question"] = t2 - t1
     out["rank_subquestion_1"] = t3 - t2
     out["rank_subquestion_2"] = t4 - t3
     out["total"] = t4 - start
-    out["candidates"] = len(tids)
+    out["candidates"] = len(pool.tids)
     out["recall"] = answer_recall([e for ev in evidence for e in ev.entities], ex.answers)
     return out
 

@@ -257,14 +257,16 @@ def test_unreferenced_earlier_answer_joins_query_and_prompt(kg):
 def test_anchored_steps_rank_only_the_triples_of_their_entities(kg):
     heat = kg.entity_id("Heat")
     tids = np.arange(kg.num_triples)
-    pure = get_method("decompose")(kg, top_k=2, anchored=False)._rank("Who starred in Gladiator?", tids, "x", [heat])
+    pure_method = get_method("decompose")(kg, top_k=2, anchored=False)
+    pure = pure_method._rank("Who starred in Gladiator?", pure_method._pool(tids), "x", [heat])
     assert all("Gladiator" in ev.entities for ev in pure)
-    anchored = get_method("decompose")(kg, top_k=2)._rank("Who starred in Gladiator?", tids, "x", [heat])
+    method = get_method("decompose")(kg, top_k=2)
+    anchored = method._rank("Who starred in Gladiator?", method._pool(tids), "x", [heat])
     assert {ev.text for ev in anchored} == {"Heat starred actors Al Pacino", "Heat starred actors Robert De Niro"}
     # no candidate touches the anchors: rank all candidates
     alien = kg.entity_id("Alien")
     rest = np.array([t for t in tids if alien not in (kg.heads[t], kg.tails[t])])
-    outside = get_method("decompose")(kg, top_k=2)._rank("Who starred in Gladiator?", rest, "x", [alien])
+    outside = method._rank("Who starred in Gladiator?", method._pool(rest), "x", [alien])
     assert all("Gladiator" in ev.entities for ev in outside)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.models.embeddings.kg_cache import KGEmbeddings
 from kgrag.models.rerankers import EmbeddingReranker, load_reranker
 from tests.conftest import MOVIES
@@ -31,10 +31,20 @@ def test_unit_vectors_and_semantics(embedder):
 
 
 def test_batching_does_not_change_vectors(embedder):
-    texts = ["a", "a much longer text about films, directors and the actors who starred in them", "Kismet"]
+    # six texts: more than SMALL_BATCH, so the MiniLM batch runs on the multi-threaded session, each text alone
+    # on the single-threaded one — both sessions must give the same vectors
+    texts = ["a", "a much longer text about films, directors and the actors who starred in them", "Kismet"] * 2
     together = embedder.encode(texts, batch_size=8)
     alone = np.vstack([embedder.encode([t]) for t in texts])
     assert np.abs(together - alone).max() < 2e-2  # int8 activations are quantised per batch
+
+
+def test_dot_scores_is_the_matrix_vector_product():
+    rng = np.random.default_rng(0)
+    matrix, query = rng.standard_normal((50, 8)).astype(np.float32), rng.standard_normal(8)
+    out = dot_scores(matrix, query)
+    assert out.dtype == np.float32 and np.allclose(out, matrix @ query.astype(np.float32), atol=1e-5)
+    assert dot_scores(matrix[:0], query).shape == (0,)
 
 
 def test_static_matches_model2vec():

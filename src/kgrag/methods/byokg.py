@@ -34,7 +34,7 @@ from kgrag.graph.algorithms import Paths, shortest_paths
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
-from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import parse_tags, split_items
 from kgrag.retrieval.agentic import agentic_traversal
@@ -457,7 +457,7 @@ class BYOKG(Method):
             )[0]
 
         def score_relations(q: str, rels: np.ndarray) -> np.ndarray:
-            return np.asarray(vecs.relations()[rels] @ self.triple_embedder.encode([q])[0])
+            return dot_scores(vecs.relations()[rels], self.triple_embedder.encode([q])[0])
 
         def link(name: str) -> int | None:
             cands = self.linker.link(name, 1)

@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,7 +43,7 @@ from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, reg
 from kgrag.models.embeddings import Embedder, load_embedder
 from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.topics import resolve_topics
-from kgrag.retrieval.triples import candidate_triples, facts_text, rank_triples, triples_as_evidence
+from kgrag.retrieval.triples import candidate_triples, facts_text, kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 _END = re.compile(r"<\s*/?\s*END\s*/?\s*>", re.I)
@@ -176,6 +177,13 @@ class DecomposeConfig(MethodConfig):
     embedder: str = "minilm"
 
 
+class Pool(NamedTuple):
+    """A question's candidate triples and their embedding rows (aligned)."""
+
+    tids: np.ndarray
+    vectors: np.ndarray
+
+
 @registry.register("decompose")
 class Decompose(Method):
     """KG-RAG: decompose → candidates once → per sub-question rank, answer, reformulate → synthesis."""
@@ -189,7 +197,8 @@ class Decompose(Method):
         return self.embedder or load_embedder(self.config.embedder)
 
     # ------------------------------------------------------------------ LLM-free steps
-    def _candidates(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[int], np.ndarray]:
+    def _candidates(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[int], Pool]:
+        """Topics and the question's candidate triples with their vectors (read once, ranked per sub-question)."""
         with trace.step("link", topics=list(topic_entities)) as step:
             topics = resolve_topics(self.kg, question, topic_entities)
             step.outputs["entities"] = [self.kg.entities[t] for t in topics]
@@ -198,16 +207,22 @@ class Decompose(Method):
                 self.kg, topics, question, hops=self.config.hops, max_candidates=self.config.max_candidates
             )
             step.outputs["triples"] = len(tids)
-        return topics, tids
+        return topics, self._pool(tids)
 
-    def _rank(self, query: str, tids: np.ndarray, source: str, anchors: Sequence[int] = ()) -> list[Evidence]:
-        """Top-K of ``tids`` by similarity to ``query``, among those touching ``anchors`` if any do."""
+    def _pool(self, tids: np.ndarray) -> Pool:
+        return Pool(tids, kg_vectors(self.kg, self.triple_embedder).triples(tids))
+
+    def _rank(self, query: str, pool: Pool, source: str, anchors: Sequence[int] = ()) -> list[Evidence]:
+        """Top-K of the pool by similarity to ``query``, among the triples touching ``anchors`` if any do."""
+        tids, vectors = pool
         if len(anchors) and self.config.anchored and len(tids):
             ids = np.asarray(anchors)
             touch = np.isin(self.kg.heads[tids], ids) | np.isin(self.kg.tails[tids], ids)
             if touch.any():
-                tids = tids[touch]
-        best, scores = rank_triples(self.kg, query, tids, embedder=self.triple_embedder, top_k=self.config.top_k)
+                tids, vectors = tids[touch], vectors[touch]
+        best, scores = rank_triples(
+            self.kg, query, tids, embedder=self.triple_embedder, top_k=self.config.top_k, vectors=vectors
+        )
         return triples_as_evidence(self.kg, best, scores, source=source)
 
     def _entities_named(self, names: Sequence[str]) -> list[int]:
@@ -217,9 +232,9 @@ class Decompose(Method):
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Top-K candidates ranked against the whole question (no LLM, hence no sub-questions)."""
         trace = Trace()
-        _, tids = self._candidates(question, list(topic_entities or []), trace)
+        _, pool = self._candidates(question, list(topic_entities or []), trace)
         with trace.step("rank", top_k=self.config.top_k):
-            return self._rank(question, tids, "decompose")
+            return self._rank(question, pool, "decompose")
 
     # ------------------------------------------------------------------ LLM steps
     def _decompose(self, question: str, trace: Trace) -> Decomposition:
@@ -237,7 +252,7 @@ class Decompose(Method):
         return plan
 
     def _answer_step(
-        self, index: int, subquestion: str, chain: list[ChainStep], tids: np.ndarray, topics: list[int], trace: Trace
+        self, index: int, subquestion: str, chain: list[ChainStep], pool: Pool, topics: list[int], trace: Trace
     ) -> tuple[ChainStep, list[Evidence]]:
         """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 (empty: rank everything)."""
         anchors = topics
@@ -254,7 +269,7 @@ class Decompose(Method):
                 named = [t for t in topics if self.kg.entities[t].lower() in query.lower()]
                 anchors = list(dict.fromkeys(self._entities_named([a for k in refs for a in chain[k].answers]) + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
-            evidence = self._rank(query, tids, f"decompose/sub{index}", anchors)
+            evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
             answers = ask_for_answers(
                 self, "decompose_answer", question=query, facts=facts_text(evidence), earlier=earlier
             )
@@ -264,7 +279,7 @@ class Decompose(Method):
         return done, evidence
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        topics, tids = self._candidates(question, topic_entities, trace)
+        topics, pool = self._candidates(question, topic_entities, trace)
         plan = self._decompose(question, trace)
         # One sub-question is the question restated: rank and answer the user's own wording.
         subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
@@ -273,7 +288,7 @@ class Decompose(Method):
         # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
         anchored = topics if len(subquestions) > 1 else []
         for i, sub in enumerate(subquestions, start=1):
-            done, found = self._answer_step(i, sub, chain, tids, anchored, trace)
+            done, found = self._answer_step(i, sub, chain, pool, anchored, trace)
             chain.append(done)
             for ev in found:
                 evidence.setdefault(ev.triples[0], ev)

@@ -28,7 +28,7 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
 from kgrag.linking.answers import prefer_candidates
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
-from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
 from kgrag.retrieval.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.retrieval.router import HopRouter, PatternClassifier, mask_topics
@@ -86,7 +86,8 @@ class Frag(Method):
         n = self.kg.num_relations
         if n <= self.config.top_relations:
             return None
-        scores = kg_vectors(self.kg, self.path_embedder).relations() @ self.path_embedder.encode([question])[0]
+        vectors = kg_vectors(self.kg, self.path_embedder).relations()
+        scores = dot_scores(vectors, self.path_embedder.encode([question])[0])
         best = np.argsort(-scores, kind="stable")[: self.config.top_relations].astype(np.int64)
         return np.concatenate([best, best + n])
 
@@ -95,7 +96,8 @@ class Frag(Method):
         scores = cfg.length_bonus * (reach.lengths == hops)
         if cfg.embedding_weight:
             q = self.path_embedder.encode([question])[0]
-            scores = scores + cfg.embedding_weight * (pattern_vectors(self.kg, reach.patterns, self.path_embedder) @ q)
+            vectors = pattern_vectors(self.kg, reach.patterns, self.path_embedder)
+            scores = scores + cfg.embedding_weight * dot_scores(vectors, q)
         clf = self.pattern_classifier
         if clf is not None and cfg.classifier_weight:
             proba = clf.predict_proba([masked])[0]

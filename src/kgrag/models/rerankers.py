@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from kgrag.errors import MissingExtraError
-from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.registry import Registry
 
 
@@ -45,7 +45,7 @@ class EmbeddingReranker(Reranker):
         if not len(passages):
             return np.zeros(0, dtype=np.float32)
         q = self.embedder.encode([query])[0]
-        return self.embedder.encode(list(passages)) @ q
+        return dot_scores(self.embedder.encode(list(passages)), q)
 
 
 class OnnxCrossEncoder(Reranker):

@@ -17,7 +17,7 @@ import numpy as np
 from kgrag.graph.algorithms import Paths
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize, verbalize_path
-from kgrag.models.embeddings import Embedder
+from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.types import Evidence
 
 
@@ -104,7 +104,7 @@ def rank_paths(
         return paths, np.empty(0, np.float32)
     patterns, which = relation_patterns(kg, paths)
     q = embedder.encode([question])[0]
-    pattern_score = pattern_vectors(kg, patterns, embedder) @ q
+    pattern_score = dot_scores(pattern_vectors(kg, patterns, embedder), q)
     scores = pattern_score[which].astype(np.float64)
     if bonus is not None:
         scores = scores + bonus

@@ -26,7 +26,7 @@ from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
-from kgrag.models.embeddings import Embedder
+from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.retrieval.triples import kg_vectors
 
 # Separators between hops: arrows of any style, commas, semicolons, bars, "then".
@@ -218,7 +218,7 @@ def soft_follow(
         present = unique_ints(rels.astype(np.int64))  # directed ids; forwards (smaller ids) win ties
         if not len(present):
             break
-        sims = vectors[present % kg.num_relations] @ q
+        sims = dot_scores(vectors[present % kg.num_relations], q)
         best = int(np.argmax(sims))
         if sims[best] < min_similarity:
             break

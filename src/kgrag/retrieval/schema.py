@@ -15,7 +15,7 @@ import numpy as np
 
 from kgrag.graph.algorithms import incident_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
-from kgrag.models.embeddings import Embedder
+from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.retrieval.triples import kg_vectors
 
 
@@ -48,7 +48,7 @@ def select_relations(
         return np.arange(kg.num_relations)
     score = np.zeros(kg.num_relations, dtype=np.float32)
     if embedder is not None:
-        score += np.asarray(kg_vectors(kg, embedder).relations() @ embedder.encode([question])[0], dtype=np.float32)
+        score += dot_scores(kg_vectors(kg, embedder).relations(), embedder.encode([question])[0])
     if len(seeds):
         _, tids, _, _ = incident_edges(kg, np.asarray(list(seeds), dtype=np.int64), "both")
         score[unique_ints(kg.rels[tids].astype(np.int64))] += 1.0

@@ -20,7 +20,7 @@ import numpy as np
 from kgrag.graph.algorithms import k_hop
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize, verbalize_triples
-from kgrag.models.embeddings import Embedder
+from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.models.rerankers import Reranker
 from kgrag.retrieval.triples import kg_vectors, rank_triples
 
@@ -40,8 +40,8 @@ def decomposed_scores(
     """``q·h + q·r + q·t`` for triples ``tids`` (all triples when ``None``), from per-KG name vectors."""
     vecs = kg_vectors(kg, embedder)
     q = embedder.encode([question])[0]
-    ent = np.asarray(vecs.entities() @ q, dtype=np.float32)
-    rel = np.asarray(vecs.relations() @ q, dtype=np.float32)
+    ent = dot_scores(vecs.entities(), q).astype(np.float32, copy=False)
+    rel = dot_scores(vecs.relations(), q).astype(np.float32, copy=False)
     if tids is None:
         return ent[kg.heads] + rel[kg.rels] + ent[kg.tails]
     tids = np.asarray(tids, dtype=np.int64)
@@ -127,7 +127,7 @@ def graph_rerank(
             rel_scores = reranker.score(question, [humanize(kg.relations[r]) for r in rels])
         else:
             q = embedder.encode([question])[0]
-            rel_scores = np.asarray(kg_vectors(kg, embedder).relations()[rels] @ q)
+            rel_scores = dot_scores(kg_vectors(kg, embedder).relations()[rels], q)
         rels = rels[_top(np.asarray(rel_scores, dtype=np.float32), k_r)]
         tids = tids[np.isin(kg.rels[tids], rels)]
     stats["kept_relations"] = [kg.relations[r] for r in rels[:k_r]]

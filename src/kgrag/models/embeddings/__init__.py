@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from kgrag.models.embeddings.base import Embedder, l2_normalise
+from kgrag.models.embeddings.base import Embedder, dot_scores, l2_normalise
 from kgrag.registry import Registry
 
 DEFAULT_EMBEDDER = "minilm"
@@ -47,4 +47,4 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
     return embedders.get(kind)(arg)
 
 
-__all__ = ["DEFAULT_EMBEDDER", "Embedder", "embedders", "l2_normalise", "load_embedder"]
+__all__ = ["DEFAULT_EMBEDDER", "Embedder", "dot_scores", "embedders", "l2_normalise", "load_embedder"]
