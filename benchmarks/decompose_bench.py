@@ -46,7 +46,7 @@ FILES = {1: "qa_1hop_dev.txt", 2: "qa_2hop_dev.txt.gz", 3: "qa_3hop_dev.txt.gz"}
 
 def triple_cache_share(method) -> float:
     """Share of the KG's triples whose vectors are already in the store's cache."""
-    _, done = kg_vectors(method.kg, method.triple_embedder)._triple_store()
+    _, done = kg_vectors(method.kg, method.text_embedder)._triple_store()
     return round(float(np.count_nonzero(done)) / max(len(done), 1), 4)
 
 
@@ -125,7 +125,7 @@ def main() -> None:
     encode_ms = []  # one MiniLM query encode, the fixed cost of every ranking (3 per question)
     for ex in (ex for exs in samples.values() for ex in exs):
         start = time.perf_counter()
-        method.triple_embedder.encode([ex.question])
+        method.text_embedder.encode([ex.question])
         encode_ms.append((time.perf_counter() - start) * 1000)
     results = {
         "what": "non-LLM seconds per question of decompose: linking + candidates once + 3 rankings "

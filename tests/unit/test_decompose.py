@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
-from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, split_listed_names
+from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from tests.conftest import MOVIES, run_cli

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from kgrag.linking.names import NameIndex
-from kgrag.linking.normalize import normalize
+from kgrag.linking.normalize import normalize, tokens
 
 
 def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
@@ -50,9 +50,82 @@ def entity_names_first(answers: Sequence[str], names: NameIndex) -> list[str]:
     return known + [a for a in answers if not names.by_key.get(normalize(a))]
 
 
-def as_kg_answers(answers: Sequence[str], names: NameIndex) -> list[str]:
-    """Both of the above: one KG name per item where the KG allows it, KG names first."""
-    return entity_names_first(split_listed_names(answers, names), names)
+ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _key(tokens: Sequence[str]) -> tuple[str, ...]:
+    """Token key of a name, leading article dropped ("Appeared" meets "The Appeared")."""
+    return tuple(tokens[1:]) if len(tokens) > 1 and tokens[0] in ARTICLES else tuple(tokens)
+
+
+def recover_names(item: str, candidates: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
+    """The ``candidates`` an answer line that is not a KG name stands for, or ``[]``.
+
+    Small models answer "7 Days in Havana Divine Intervention" (two titles, no separator), "Eduardo Mignogna
+    wrote Cleopatra" (a sentence) or "Appeared" for "The Appeared". Read against the candidate names the
+    evidence offers, in this order: the whole line is one candidate up to a leading article; the line is a
+    sequence of candidates (fewest pieces); the line mentions candidates — those not in ``exclude`` (the
+    question's own entities), in the order written.
+    """
+    words = tokens(item)
+    if not words or not candidates:
+        return []
+    by_key: dict[tuple[str, ...], str] = {}
+    for name in candidates:
+        by_key.setdefault(_key(tokens(name)), name)
+    by_key.pop((), None)
+    banned = {_key(tokens(e)) for e in exclude}
+    if _key(words) in by_key:
+        return [by_key[_key(words)]]
+    longest = max(len(k) for k in by_key) + 1  # +1: a name keyed without its article
+
+    def at(i: int, j: int) -> str | None:
+        piece = tuple(words[i:j])
+        return by_key.get(piece) or by_key.get(_key(piece))
+
+    # fewest-pieces segmentation of the whole line into candidate names (dynamic programming over tokens)
+    best: list[list[str] | None] = [[]] + [None] * len(words)
+    for j in range(1, len(words) + 1):
+        for i in range(max(0, j - longest), j):
+            name = at(i, j)
+            if name is not None and best[i] is not None and (best[j] is None or len(best[i]) + 1 < len(best[j])):
+                best[j] = [*best[i], name]
+    if best[-1] is not None and len(best[-1]) > 1:
+        return list(dict.fromkeys(best[-1]))
+    # candidates mentioned in the line, longest first, not overlapping
+    found: list[tuple[int, str]] = []
+    used = [False] * len(words)
+    for size in range(min(longest, len(words)), 0, -1):
+        for i in range(len(words) - size + 1):
+            name = at(i, i + size)
+            if name is None or any(used[i : i + size]):
+                continue
+            used[i : i + size] = [True] * size
+            if _key(tokens(name)) not in banned:
+                found.append((i, name))
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def as_kg_answers(
+    answers: Sequence[str], names: NameIndex, candidates: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> list[str]:
+    """One KG name per item where the KG allows it, KG names first.
+
+    With ``candidates`` (the entities of the evidence shown to the model, best first) a line that is not a KG
+    name is read as the candidates it stands for (:func:`recover_names`), and the answers are reordered by
+    :func:`prefer_candidates`.
+    """
+    out = split_listed_names(answers, names)
+    if candidates:
+        out = [
+            name
+            for line in out
+            for name in ([line] if names.by_key.get(normalize(line)) else recover_names(line, candidates, exclude))
+            or [line]
+        ]
+        out = list(dict.fromkeys(out))
+    out = entity_names_first(out, names)
+    return prefer_candidates(out, candidates, exclude) if candidates else out
 
 
 def prefer_candidates(answers: Sequence[str], candidates: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
@@ -60,10 +133,13 @@ def prefer_candidates(answers: Sequence[str], candidates: Sequence[str], exclude
 
     A small model reading "Heat -[starred]-> Al Pacino <-[starred]- The Insider" for "films with the same actor
     as Heat" often answers with the question's own entity or a node in the middle of the path; the paths' ends
-    are the candidates the retrieval meant. ``exclude`` (the topic entities) is only dropped when something
-    else is left. Order is otherwise kept.
+    are the candidates the retrieval meant. ``exclude`` (the topic entities) is dropped; when nothing else is
+    left the best candidate that is not excluded stands in (a question's own entity is not its answer).
+    Order is otherwise kept.
     """
     ends = {normalize(c) for c in candidates}
     banned = {normalize(e) for e in exclude}
-    kept = [a for a in answers if normalize(a) not in banned] or list(answers)
+    kept = [a for a in answers if normalize(a) not in banned]
+    if not kept and answers:
+        kept = [c for c in candidates if normalize(c) not in banned][:1] or list(answers)
     return sorted(kept, key=lambda a: normalize(a) not in ends)

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
+from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
 from kgrag.registry import Registry
 from kgrag.types import Answer, Evidence, Step, Usage
@@ -138,6 +140,32 @@ class Method(ABC):
         )
         return gen.text, parse_tags(gen.text, prompt.tags)
 
+    @cached_property
+    def text_embedder(self) -> Embedder:
+        """The embedder given to the constructor, else the one the config names (``embedder``), loaded on first
+        use so that methods and tests that never embed never load a model."""
+        return self.embedder or load_embedder(getattr(self.config, "embedder", DEFAULT_EMBEDDER))
+
+    def _link_topics(
+        self, question: str, topic_entities: Sequence[str], trace: Trace, *, linker: Any = None, step: str = "link"
+    ) -> list[int]:
+        """Topic entity ids — the given names resolved, else the question's mentions linked — as a trace step."""
+        from kgrag.retrieval.topics import resolve_topics
+
+        with trace.step(step, topics=list(topic_entities)) as record:
+            ids = resolve_topics(self.kg, question, topic_entities, linker=linker)
+            record.outputs["entities"] = [self.kg.entities[t] for t in ids]
+        return ids
+
+    def _candidate_triples(self, question: str, topics: Sequence[int], trace: Trace, *, hops: int, cap: int) -> Any:
+        """Triple ids within ``hops`` of ``topics``, at most ``cap`` (the most question-like), as a trace step."""
+        from kgrag.retrieval.triples import candidate_triples
+
+        with trace.step("candidates", hops=hops) as record:
+            tids = candidate_triples(self.kg, topics, question, hops=hops, max_candidates=cap)
+            record.outputs["triples"] = len(tids)
+        return tids
+
     def is_grounded(self, evidence: Sequence[Evidence]) -> bool:
         """True when there is KG evidence and every triple it cites exists in the KG."""
         ids = [t for ev in evidence for t in ev.triples]
@@ -148,11 +176,21 @@ class Method(ABC):
         """Return (answers, evidence); record steps on ``trace``."""
 
 
-def ask_for_answers(method: Method, prompt_name: str, *, kg_names: bool = True, **values: str) -> list[str]:
+def ask_for_answers(
+    method: Method,
+    prompt_name: str,
+    *,
+    kg_names: bool = True,
+    evidence_names: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    **values: str,
+) -> list[str]:
     """Call a prompt that returns ``<answers>`` and read them defensively (one per line).
 
-    With ``kg_names`` a line listing several KG entities is split and KG names come first
-    (:func:`kgrag.linking.answers.as_kg_answers`).
+    With ``kg_names`` a line listing several KG entities is split and KG names come first;
+    ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
+    entities) let a sentence or run-together names be read as the names they mention, and put evidence names
+    first (:func:`kgrag.linking.answers.as_kg_answers`).
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
@@ -162,7 +200,16 @@ def ask_for_answers(method: Method, prompt_name: str, *, kg_names: bool = True, 
     items = split_items(parsed.get("answers"))
     if not items and "<" not in text:  # the model ignored the format: take its lines as answers
         items = split_items(text)
-    return as_kg_answers(items, NameIndex.of(method.kg)) if kg_names and items else items
+    if not (kg_names and items):
+        return items
+    return as_kg_answers(items, NameIndex.of(method.kg), evidence_names, exclude)
+
+
+def evidence_entities(evidence: Sequence[Evidence], *, ends_only: bool = False) -> list[str]:
+    """Entity names of the evidence in rank order, each once (``ends_only``: the last entity of each item,
+    i.e. where a path leads)."""
+    names = (ev.entities[-1:] if ends_only else ev.entities for ev in evidence)
+    return list(dict.fromkeys(n for group in names for n in group))
 
 
 registry: Registry[type[Method]] = Registry("method")

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
-from kgrag.models.embeddings import Embedder, load_embedder
-from kgrag.retrieval.topics import resolve_topics
-from kgrag.retrieval.triples import candidate_triples, facts_text, rank_triples, triples_as_evidence
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.retrieval.triples import facts_text, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 
@@ -56,33 +54,33 @@ class Kaping(Method):
     Config = KapingConfig
     config: KapingConfig
 
-    @cached_property
-    def triple_embedder(self) -> Embedder:
-        return self.embedder or load_embedder(self.config.embedder)
-
-    def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace | None) -> list[Evidence]:
+    def _retrieve(
+        self, question: str, topic_entities: Sequence[str], trace: Trace | None
+    ) -> tuple[list[int], list[Evidence]]:
+        """Topic ids and the top-K verbalised triples."""
         trace = trace or Trace()
-        with trace.step("link", topics=list(topic_entities)) as step:
-            topics = resolve_topics(self.kg, question, topic_entities)
-            step.outputs["entities"] = [self.kg.entities[t] for t in topics]
-        with trace.step("candidates", hops=self.config.hops) as step:
-            tids = candidate_triples(
-                self.kg, topics, question, hops=self.config.hops, max_candidates=self.config.max_candidates
-            )
-            step.outputs["triples"] = len(tids)
+        topics = self._link_topics(question, topic_entities, trace)
+        tids = self._candidate_triples(question, topics, trace, hops=self.config.hops, cap=self.config.max_candidates)
         with trace.step("rank", top_k=self.config.top_k) as step:
-            best, scores = rank_triples(self.kg, question, tids, embedder=self.triple_embedder, top_k=self.config.top_k)
+            best, scores = rank_triples(self.kg, question, tids, embedder=self.text_embedder, top_k=self.config.top_k)
             evidence = triples_as_evidence(self.kg, best, scores, source="kaping")
             step.outputs["kept"] = len(evidence)
-        return evidence
+        return topics, evidence
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
-        return self._retrieve(question, list(topic_entities or []), None)
+        return self._retrieve(question, list(topic_entities or []), None)[1]
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        evidence = self._retrieve(question, topic_entities, trace)
+        topics, evidence = self._retrieve(question, topic_entities, trace)
         with trace.step("answer") as step:
-            answers = ask_for_answers(self, "kaping_answer", question=question, facts=facts_text(evidence))
+            answers = ask_for_answers(
+                self,
+                "kaping_answer",
+                question=question,
+                facts=facts_text(evidence),
+                evidence_names=evidence_entities(evidence),
+                exclude=[self.kg.entities[t] for t in topics],
+            )
             step.outputs["answers"] = answers
         return answers, evidence
 

@@ -33,7 +33,7 @@ from kgrag.errors import LLMError
 from kgrag.graph.algorithms import Paths, shortest_paths
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import parse_tags, split_items
@@ -192,10 +192,6 @@ class BYOKG(Method):
         return HybridLinker(self.kg, use_embedding=self.config.link_embedding, m=self.config.link_top_m)
 
     @cached_property
-    def triple_embedder(self) -> Embedder:
-        return self.embedder or load_embedder(self.config.embedder)
-
-    @cached_property
     def prefilter(self) -> Embedder:
         return load_embedder(self.config.prefilter_embedder)
 
@@ -255,7 +251,14 @@ class BYOKG(Method):
         cfg = self.config
         context, drafts = self._gather(question, topic_entities, trace)
         with trace.step("answer", context_items=min(len(context.items), cfg.context_items)) as step:
-            answers = ask_for_answers(self, "byokg_answer", question=question, context=context.text(cfg.context_items))
+            answers = ask_for_answers(
+                self,
+                "byokg_answer",
+                question=question,
+                context=context.text(cfg.context_items),
+                evidence_names=evidence_entities(context.ordered()[: cfg.context_items]),
+                exclude=topic_entities,
+            )
             if not answers:  # fall back to KG-Linker's drafts, those the evidence supports first
                 supported = set(context.supported(drafts))
                 answers = sorted(drafts, key=lambda a: a not in supported)
@@ -309,10 +312,7 @@ class BYOKG(Method):
     def _given_topics(self, question: str, topics: list[str], trace: Trace) -> list[int]:
         if not topics:
             return []
-        with trace.step("topics", topics=topics) as step:
-            ids = resolve_topics(self.kg, question, topics, linker=self.linker)
-            step.outputs["entities"] = [self.kg.entities[e] for e in ids]
-        return ids
+        return self._link_topics(question, topics, trace, linker=self.linker, step="topics")
 
     def _kg_linker(self, question: str, context: _Context, seeds: list[int], round_no: int, trace: Trace) -> _Artifacts:
         cfg = self.config
@@ -383,7 +383,7 @@ class BYOKG(Method):
             )
             step.outputs["followed"] = [f.as_json(self.kg) for f in followed]
             found = Paths.concat([f.paths for f in followed])
-            best, scores = rank_paths(self.kg, question, found, embedder=self.triple_embedder, top_k=cfg.path_top_k)
+            best, scores = rank_paths(self.kg, question, found, embedder=self.text_embedder, top_k=cfg.path_top_k)
             step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="path"))
 
     def _shortest_paths(
@@ -398,7 +398,7 @@ class BYOKG(Method):
                 self.kg, sources, targets, max_length=cfg.shortest_max_length, max_paths=200, max_paths_per_target=5
             )
             best, scores = rank_paths(
-                self.kg, question, found, embedder=self.triple_embedder, top_k=cfg.shortest_top_k, distinct=False
+                self.kg, question, found, embedder=self.text_embedder, top_k=cfg.shortest_top_k, distinct=False
             )
             step.outputs["found"] = len(found)
             step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="shortest_path"))
@@ -429,7 +429,7 @@ class BYOKG(Method):
 
     def _agentic(self, question: str, seeds: list[int], context: _Context, trace: Trace) -> None:
         cfg = self.config
-        vecs = kg_vectors(self.kg, self.triple_embedder)
+        vecs = kg_vectors(self.kg, self.text_embedder)
 
         def select_relations_(q: str, entities: list[str], relations: list[str]) -> list[str]:
             text, parsed = self.call_prompt(
@@ -451,13 +451,13 @@ class BYOKG(Method):
                 q,
                 tids,
                 top_k=k,
-                embedder=self.triple_embedder,
+                embedder=self.text_embedder,
                 prefilter=self.prefilter,
                 max_candidates=cfg.max_candidates,
             )[0]
 
         def score_relations(q: str, rels: np.ndarray) -> np.ndarray:
-            return dot_scores(vecs.relations()[rels], self.triple_embedder.encode([q])[0])
+            return dot_scores(vecs.relations()[rels], self.text_embedder.encode([q])[0])
 
         def link(name: str) -> int | None:
             cands = self.linker.link(name, 1)
@@ -487,7 +487,7 @@ class BYOKG(Method):
                 self.kg,
                 question,
                 seeds,
-                embedder=self.triple_embedder,
+                embedder=self.text_embedder,
                 prefilter=self.prefilter,
                 hops=cfg.rerank_hops,
                 k_r=cfg.rerank_relations,
@@ -503,9 +503,7 @@ class BYOKG(Method):
 
     def _text_retrieval(self, question: str, context: _Context, trace: Trace) -> None:
         with trace.step("text_retrieval", top_k=self.config.text_top_k) as step:
-            tids, scores = text_retrieval(
-                self.kg, question, embedder=self.triple_embedder, top_k=self.config.text_top_k
-            )
+            tids, scores = text_retrieval(self.kg, question, embedder=self.text_embedder, top_k=self.config.text_top_k)
             step.outputs["added"] = context.add(triples_as_evidence(self.kg, tids, scores, source="text"))
 
     def _scoring_only(self, question: str, topics: list[str], trace: Trace) -> list[Evidence]:
@@ -514,9 +512,7 @@ class BYOKG(Method):
         The graph reranker also stands in for the agent here (the paper's scoring substitution)."""
         cfg = self.config
         context = _Context()
-        with trace.step("link", topics=topics) as step:
-            seeds = resolve_topics(self.kg, question, topics, linker=self.linker)
-            step.outputs["entities"] = [self.kg.entities[e] for e in seeds]
+        seeds = self._link_topics(question, topics, trace, linker=self.linker)
         if (cfg.graph_reranker or cfg.agentic or not cfg.text_retrieval) and seeds:
             self._graph_reranker(question, seeds, context, trace)
         if cfg.text_retrieval:

@@ -31,19 +31,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
 
-from kgrag.linking.answers import entity_names_first, split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
-from kgrag.models.embeddings import Embedder, load_embedder
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.prompts.tags import parse_tags
-from kgrag.retrieval.topics import resolve_topics
-from kgrag.retrieval.triples import candidate_triples, facts_text, kg_vectors, rank_triples, triples_as_evidence
+from kgrag.retrieval.triples import facts_text, kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 _END = re.compile(r"<\s*/?\s*END\s*/?\s*>", re.I)
@@ -192,25 +188,15 @@ class Decompose(Method):
     Config = DecomposeConfig
     config: DecomposeConfig
 
-    @cached_property
-    def triple_embedder(self) -> Embedder:
-        return self.embedder or load_embedder(self.config.embedder)
-
     # ------------------------------------------------------------------ LLM-free steps
     def _candidates(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[int], Pool]:
         """Topics and the question's candidate triples with their vectors (read once, ranked per sub-question)."""
-        with trace.step("link", topics=list(topic_entities)) as step:
-            topics = resolve_topics(self.kg, question, topic_entities)
-            step.outputs["entities"] = [self.kg.entities[t] for t in topics]
-        with trace.step("candidates", hops=self.config.hops) as step:
-            tids = candidate_triples(
-                self.kg, topics, question, hops=self.config.hops, max_candidates=self.config.max_candidates
-            )
-            step.outputs["triples"] = len(tids)
+        topics = self._link_topics(question, topic_entities, trace)
+        tids = self._candidate_triples(question, topics, trace, hops=self.config.hops, cap=self.config.max_candidates)
         return topics, self._pool(tids)
 
     def _pool(self, tids: np.ndarray) -> Pool:
-        return Pool(tids, kg_vectors(self.kg, self.triple_embedder).triples(tids))
+        return Pool(tids, kg_vectors(self.kg, self.text_embedder).triples(tids))
 
     def _rank(self, query: str, pool: Pool, source: str, anchors: Sequence[int] = ()) -> list[Evidence]:
         """Top-K of the pool by similarity to ``query``, among the triples touching ``anchors`` if any do."""
@@ -221,7 +207,7 @@ class Decompose(Method):
             if touch.any():
                 tids, vectors = tids[touch], vectors[touch]
         best, scores = rank_triples(
-            self.kg, query, tids, embedder=self.triple_embedder, top_k=self.config.top_k, vectors=vectors
+            self.kg, query, tids, embedder=self.text_embedder, top_k=self.config.top_k, vectors=vectors
         )
         return triples_as_evidence(self.kg, best, scores, source=source)
 
@@ -271,9 +257,14 @@ class Decompose(Method):
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
             answers = ask_for_answers(
-                self, "decompose_answer", question=query, facts=facts_text(evidence), earlier=earlier
+                self,
+                "decompose_answer",
+                question=query,
+                facts=facts_text(evidence),
+                earlier=earlier,
+                evidence_names=evidence_entities(evidence),
+                exclude=[self.kg.entities[e] for e in anchors],
             )
-            answers = split_listed_names(answers, NameIndex.of(self.kg))
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
             step.outputs.update(done.as_dict())
         return done, evidence
@@ -301,8 +292,9 @@ class Decompose(Method):
                     question=question,
                     reasoning=plan.reasoning or "(none)",
                     chain=_chain_text(chain),
+                    evidence_names=chain[-1].answers,
+                    exclude=[self.kg.entities[t] for t in topics],
                 )
-                final = entity_names_first(split_listed_names(final, NameIndex.of(self.kg)), NameIndex.of(self.kg))
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
         return answers, list(evidence.values())

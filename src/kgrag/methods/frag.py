@@ -26,14 +26,12 @@ from functools import cached_property
 import numpy as np
 
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
-from kgrag.linking.answers import prefer_candidates
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
-from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.models.embeddings import dot_scores
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
 from kgrag.retrieval.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.retrieval.router import HopRouter, PatternClassifier, mask_topics
 from kgrag.retrieval.subgraph import ppr_pruned_subgraph
-from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
 
@@ -76,18 +74,14 @@ class Frag(Method):
             return None
         return PatternClassifier.load(self.config.patterns)
 
-    @cached_property
-    def path_embedder(self) -> Embedder:
-        return self.embedder or load_embedder(self.config.embedder)
-
     # ------------------------------------------------------------------ steps
     def _relations(self, question: str) -> np.ndarray | None:
         """Directed ids of the ``top_relations`` relations most similar to the question (None: keep all)."""
         n = self.kg.num_relations
         if n <= self.config.top_relations:
             return None
-        vectors = kg_vectors(self.kg, self.path_embedder).relations()
-        scores = dot_scores(vectors, self.path_embedder.encode([question])[0])
+        vectors = kg_vectors(self.kg, self.text_embedder).relations()
+        scores = dot_scores(vectors, self.text_embedder.encode([question])[0])
         best = np.argsort(-scores, kind="stable")[: self.config.top_relations].astype(np.int64)
         return np.concatenate([best, best + n])
 
@@ -95,8 +89,8 @@ class Frag(Method):
         cfg = self.config
         scores = cfg.length_bonus * (reach.lengths == hops)
         if cfg.embedding_weight:
-            q = self.path_embedder.encode([question])[0]
-            vectors = pattern_vectors(self.kg, reach.patterns, self.path_embedder)
+            q = self.text_embedder.encode([question])[0]
+            vectors = pattern_vectors(self.kg, reach.patterns, self.text_embedder)
             scores = scores + cfg.embedding_weight * dot_scores(vectors, q)
         clf = self.pattern_classifier
         if clf is not None and cfg.classifier_weight:
@@ -188,14 +182,12 @@ class Frag(Method):
             step.outputs.update({"paths": len(paths), "truncated": paths.truncated})
         with trace.step("rank_paths", top_k=cfg.top_paths):
             return rank_paths(
-                self.kg, question, paths, embedder=self.path_embedder, top_k=cfg.top_paths, exclude_endpoints=topics
+                self.kg, question, paths, embedder=self.text_embedder, top_k=cfg.top_paths, exclude_endpoints=topics
             )
 
     def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace) -> list[Evidence]:
         cfg = self.config
-        with trace.step("link", topics=list(topic_entities)) as step:
-            topics = resolve_topics(self.kg, question, topic_entities)
-            step.outputs["entities"] = [self.kg.entities[t] for t in topics]
+        topics = self._link_topics(question, topic_entities, trace)
         if not topics:
             return []
         masked = mask_topics(question, [self.kg.entities[t] for t in topics])
@@ -218,8 +210,14 @@ class Frag(Method):
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         evidence = self._retrieve(question, topic_entities, trace)
         with trace.step("answer") as step:
-            raw = ask_for_answers(self, "frag_answer", question=question, paths=facts_text(evidence))
-            topics = {ev.entities[0] for ev in evidence if ev.entities}
-            answers = prefer_candidates(raw, [ev.entities[-1] for ev in evidence], exclude=sorted(topics))
-            step.outputs.update({"answers": answers, "model_answers": raw})
+            topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
+            answers = ask_for_answers(
+                self,
+                "frag_answer",
+                question=question,
+                paths=facts_text(evidence),
+                evidence_names=evidence_entities(evidence, ends_only=True),
+                exclude=topics,
+            )
+            step.outputs["answers"] = answers
         return answers, evidence

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, registry
+from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.retrieval.dsl import (
     Execution,
     ExecutionError,
@@ -241,6 +241,7 @@ class Ultrag(Method):
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         topics = resolve_topics(self.kg, question, topic_entities, linker=self.linker) if topic_entities else []
+        topic_names = [self.kg.entities[t] for t in topics]
         if self.config.query:
             with trace.step("given_query", query=self.config.query) as step:
                 check = parse_and_validate(self.config.query, self.kg)
@@ -254,14 +255,27 @@ class Ultrag(Method):
         if query is None or execution is None or not (execution.scores > 0).any():
             evidence = self._fallback(question, topic_entities, trace)
             with trace.step("answer", fallback=True) as step:
-                answers = ask_for_answers(self, "ultrag_fallback", question=question, facts=facts_text(evidence))
+                answers = ask_for_answers(
+                    self,
+                    "ultrag_fallback",
+                    question=question,
+                    facts=facts_text(evidence),
+                    evidence_names=evidence_entities(evidence),
+                    exclude=topic_names,
+                )
                 step.outputs["answers"] = answers
             return answers, evidence
         ids, scores = execution.top(self.config.top_answers)
         candidates = "\n".join(f"{self.kg.entities[i]} ({s:.2f})" for i, s in zip(ids.tolist(), scores.tolist()))
         with trace.step("arbitrate", candidates=len(ids)) as step:
             answers = ask_for_answers(
-                self, "ultrag_answer", question=question, query=format_query(query), candidates=candidates
+                self,
+                "ultrag_answer",
+                question=question,
+                query=format_query(query),
+                candidates=candidates,
+                evidence_names=[self.kg.entities[i] for i in ids.tolist()],
+                exclude=topic_names,
             )
             step.outputs["answers"] = answers
         return answers, self.evidence_for(query, execution)
