@@ -56,6 +56,28 @@ def test_llamacpp_context_overflow_is_a_clear_error(smollm_path):
         llm.generate("word " * 600, max_tokens=4)
 
 
+def test_prefix_states_restore_earlier_prompts_without_changing_outputs(smollm_path):
+    """Two templates alternating (as in multi-call methods): the second round restores each template's KV
+    state from the prefix cache instead of re-reading it, and greedy outputs stay what a fresh model says."""
+    from kgrag.models.llm.llamacpp import _load_llama
+
+    system_a = "You answer questions about films. " * 20
+    system_b = "You list facts about cities, one per line. " * 20
+    prompts = [(system_a, "Who directed Heat?"), (system_b, "Paris"), (system_a, "Who directed Alien?")]
+    fresh = _load_llama(str(smollm_path), 2048, 2, 0)  # this test's own instance (n_ctx 2048), prefix states on
+    assert fresh.cache is not None
+    outputs = []
+    for system, user in prompts + prompts:
+        out = fresh.create_chat_completion(
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            max_tokens=8,
+            temperature=0.0,
+        )
+        outputs.append(out["choices"][0]["message"]["content"])
+    assert outputs[:3] == outputs[3:]  # same answers when states are restored
+    assert len(fresh.cache.cache_state) >= 3 and all(len(s.scores) == 0 for s in fresh.cache.cache_state.values())
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -4,10 +4,16 @@ The chat template comes from the GGUF metadata. One ``Llama`` object is shared p
 process and guarded by a lock (llama.cpp contexts are not thread-safe).  llama-cpp-python keeps the KV cache
 of the previous prompt and only evaluates the new suffix, so prompts that share a fixed prefix (schema,
 instructions) pay for it once — methods put the fixed part first for that reason.
+
+That alone helps only when the same prompt template runs twice in a row. Multi-call methods alternate
+templates (ULTRAG: query writer, arbitrator; KG-RAG: decomposition, sub-answers, synthesis), so every call
+would re-read a fixed system prompt of several hundred tokens (~60 tokens/s on two cores). A small LRU of
+KV states keyed by token prefix (:func:`_keep_prefix_states`) restores the longest matching prefix instead.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -17,6 +23,55 @@ from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 
 _MODELS: dict[tuple[str, int, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+PREFIX_STATES_MB = 512  # KV states kept for prefix reuse (Qwen2.5-1.5B: ~28 KB per token, ~30 MB a prompt)
+
+
+def _keep_prefix_states(llama: Any, capacity_mb: int) -> None:
+    """Let ``llama`` restore the KV state of the longest earlier prompt sharing a prefix with a new one.
+
+    llama-cpp-python's own ``LlamaRAMCache`` does the lookup, but its ``save_state`` also copies the logits
+    buffer (n_batch x vocab floats: 311 MB for Qwen's 152k vocabulary) that sampling does not use unless
+    ``logits_all`` is on, which would make each saved state ten times the size of its KV data. The two
+    methods are replaced on this instance by versions that move only the KV data and the token ids.
+    """
+    import ctypes
+
+    import llama_cpp as lc
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+    from llama_cpp.llama_cache import LlamaRAMCache
+
+    if capacity_mb <= 0 or getattr(llama, "_logits_all", False):
+        return
+    no_scores = np.zeros((0, 0), dtype=np.single)
+
+    def save_state() -> Any:
+        size = lc.llama_state_get_size(llama._ctx.ctx)
+        buffer = (ctypes.c_uint8 * int(size))()
+        n_bytes = int(lc.llama_state_get_data(llama._ctx.ctx, buffer, size))
+        return LlamaState(
+            input_ids=llama.input_ids.copy(),
+            scores=no_scores,
+            n_tokens=llama.n_tokens,
+            llama_state=bytes(buffer)[:n_bytes],
+            llama_state_size=n_bytes,
+            seed=llama._seed,
+        )
+
+    def load_state(state: Any) -> None:
+        llama.input_ids = state.input_ids.copy()
+        llama.n_tokens = state.n_tokens
+        llama._requires_eval = True  # restored KV: decode at least one token before sampling
+        llama._seed = state.seed
+        buffer = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
+        if lc.llama_state_set_data(llama._ctx.ctx, buffer, state.llama_state_size) != state.llama_state_size:
+            raise RuntimeError("llama.cpp refused a saved KV state")
+
+    llama.save_state = save_state
+    llama.load_state = load_state
+    llama.set_cache(LlamaRAMCache(capacity_bytes=capacity_mb << 20))
 
 
 def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
@@ -35,6 +90,7 @@ def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
                 seed=seed,
                 verbose=False,
             )
+            _keep_prefix_states(_MODELS[key], int(os.environ.get("KGRAG_LLAMA_PREFIX_STATES_MB", PREFIX_STATES_MB)))
         return _MODELS[key]
 
 
