@@ -58,7 +58,7 @@ def main() -> None:
         for ex in examples:
             trace = Trace()
             start = time.perf_counter()
-            evidence = method._retrieve(ex.question, ex.topic_entities, trace)
+            evidence = method._retrieve(ex.question, ex.topic_entities, trace)[0]
             totals.append(time.perf_counter() - start)
             for step in trace.steps:
                 steps[step.name].append(step.seconds)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.linking.answers import as_kg_answers, prefer_candidates, recover_names, split_listed_names
+from kgrag.linking.answers import (
+    as_kg_answers,
+    follow_to_path_ends,
+    prefer_candidates,
+    recover_names,
+    split_listed_names,
+)
 from kgrag.linking.names import NameIndex
 from kgrag.methods.base import ask_for_answers
 from kgrag.methods.baselines import LLMOnly
@@ -78,3 +84,25 @@ def test_as_kg_answers_with_evidence_names():
     assert got == ["Al Pacino"]
     # a line that is a KG name is never re-read, even when it contains a candidate
     assert as_kg_answers(["Paris, Texas"], names, ["Paris"], []) == ["Paris, Texas"]
+
+
+def test_follow_to_path_ends_moves_middle_nodes_to_the_ends_of_their_paths():
+    directed = ("directed_by", "directed_by")
+    paths = [
+        (["Angela", "Rebecca Miller", "The Ballad of Jack and Rose"], directed),
+        (["Angela", "Rebecca Miller", "Pippa Lee"], directed),
+        (["Angela", "Rebecca Miller", "Proof"], ("directed_by", "written_by")),
+        (["Angela", "1995", "Heat"], ("release_year", "release_year")),
+    ]
+    # the model named the director (a middle node): the ends of the paths through it with the best pattern
+    assert follow_to_path_ends(["Rebecca Miller"], paths, exclude=["Angela"]) == [
+        "The Ballad of Jack and Rose",
+        "Pippa Lee",
+    ]
+    # an answer that ends a path, or one that is on no path, stays
+    assert follow_to_path_ends(["Proof", "Rebecca Miller"], paths) == ["Proof", "Rebecca Miller"]
+    assert follow_to_path_ends(["Al Pacino"], paths) == ["Al Pacino"]
+    assert follow_to_path_ends([], paths) == []
+    # a path ending at the question's own entity is not an answer
+    loop = [(["Angela", "Rebecca Miller", "Angela"], directed)]
+    assert follow_to_path_ends(["Rebecca Miller"], loop, exclude=["Angela"]) == ["Rebecca Miller"]

@@ -143,3 +143,28 @@ def prefer_candidates(answers: Sequence[str], candidates: Sequence[str], exclude
     if not kept and answers:
         kept = [c for c in candidates if normalize(c) not in banned][:1] or list(answers)
     return sorted(kept, key=lambda a: normalize(a) not in ends)
+
+
+def follow_to_path_ends(
+    answers: Sequence[str], paths: Sequence[tuple[Sequence[str], Sequence[str]]], exclude: Sequence[str] = ()
+) -> list[str]:
+    """Answers that stop mid-path moved to where the paths they sit on end.
+
+    ``paths`` are (entity names, relation names) in rank order, all of the length the question asks for. For
+    "the director of Angela also directed which films" with paths "Angela -> Rebecca Miller <- X", a small
+    model often answers "Rebecca Miller", the node in the middle. When no answer ends a path but some sit
+    inside one, the answers become the ends of the paths through them that follow the same relations as the
+    best-ranked such path (``exclude`` dropped); otherwise they stay as they are.
+    """
+    said = {normalize(a) for a in answers}
+    if not said or said & {normalize(nodes[-1]) for nodes, _ in paths if nodes}:
+        return list(answers)
+    banned = {normalize(e) for e in exclude}
+    through = [
+        (nodes, tuple(rels)) for nodes, rels in paths if len(nodes) > 2 and said & set(map(normalize, nodes[1:-1]))
+    ]
+    if not through:
+        return list(answers)
+    pattern = through[0][1]
+    moved = [nodes[-1] for nodes, rels in through if rels == pattern and normalize(nodes[-1]) not in banned]
+    return list(dict.fromkeys(moved)) or list(answers)

@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
+from kgrag.linking.answers import follow_to_path_ends
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.models.embeddings import dot_scores
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
@@ -185,11 +186,12 @@ class Frag(Method):
                 self.kg, question, paths, embedder=self.text_embedder, top_k=cfg.top_paths, exclude_endpoints=topics
             )
 
-    def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace) -> list[Evidence]:
+    def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[Evidence], int]:
+        """Ranked paths as evidence, and the hop count the router chose."""
         cfg = self.config
         topics = self._link_topics(question, topic_entities, trace)
         if not topics:
-            return []
+            return [], 0
         masked = mask_topics(question, [self.kg.entities[t] for t in topics])
         with trace.step("route") as step:
             hops = cfg.hops or self.router.hops(masked)
@@ -202,22 +204,27 @@ class Frag(Method):
             paths, scores = self._shortest_paths(question, topics, relations, trace)
         else:
             paths, scores = self._pattern_paths(question, masked, topics, hops, relations, trace)
-        return paths_as_evidence(self.kg, paths, scores, source="frag")
+        return paths_as_evidence(self.kg, paths, scores, source="frag"), hops
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
-        return self._retrieve(question, list(topic_entities or []), Trace())
+        return self._retrieve(question, list(topic_entities or []), Trace())[0]
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        evidence = self._retrieve(question, topic_entities, trace)
+        evidence, hops = self._retrieve(question, topic_entities, trace)
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
+            # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
+            # them ends at a middle node, e.g. the director in "films by the director of X").
+            full = [ev for ev in evidence if len(ev.relations) == hops] if hops > 1 else []
             answers = ask_for_answers(
                 self,
                 "frag_answer",
                 question=question,
                 paths=facts_text(evidence),
-                evidence_names=evidence_entities(evidence, ends_only=True),
+                evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
             )
+            if full:
+                answers = follow_to_path_ends(answers, [(ev.entities, ev.relations) for ev in full], exclude=topics)
             step.outputs["answers"] = answers
         return answers, evidence
