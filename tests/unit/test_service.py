@@ -53,10 +53,12 @@ class SlowLLM(LLM):
         self.seconds = seconds
         self.active = 0
         self.peak = 0
+        self.calls = 0
         self._lock = threading.Lock()
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
         with self._lock:
+            self.calls += 1
             self.active += 1
             self.peak = max(self.peak, self.active)
         time.sleep(self.seconds)
@@ -231,6 +233,20 @@ def test_request_timeout_is_504_and_stream_ends_with_an_error(kg):
             "error",
             {"status": 504, "error": "no result within the 0.3 s request timeout"},
         )
+        assert c.get("/health").status_code == 200
+
+
+def test_timed_out_work_stops_at_its_next_llm_call(kg):
+    body = {"question": "who directed Heat", "method": "decompose"}
+    patient = SlowLLM(0.3)
+    with TestClient(create_app(kg, ServiceConfig(request_timeout=30), llm=patient)) as c:
+        assert c.post("/ask", json=body).status_code == 200
+    assert patient.calls >= 2  # decompose: decomposition, then at least one answer call
+    slow = SlowLLM(0.6)
+    with TestClient(create_app(kg, ServiceConfig(request_timeout=0.2), llm=slow)) as c:
+        assert c.post("/ask", json=body).status_code == 504
+        time.sleep(1.5)  # the first call ends at 0.6 s; the worker then stops instead of calling again
+        assert slow.calls == 1 and slow.active == 0
         assert c.get("/health").status_code == 200
 
 

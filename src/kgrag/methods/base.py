@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
@@ -59,6 +60,7 @@ class Trace:
 
     @contextmanager
     def step(self, name: str, **inputs: Any) -> Iterator[Step]:
+        check_cancelled()
         record = Step(name=name, inputs=inputs)
         start = time.perf_counter()
         with track_usage() as calls:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from kgrag.cancel import cancel_scope
 from kgrag.errors import KGRagError, LLMError, MissingExtraError, ModelSetupError, UnknownEntityError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import MethodConfigError, observe_steps
@@ -178,9 +180,11 @@ def create_app(
             raise ApiError(422, f"method {name!r}: {problems} (settings: {known})") from None
         return question, name, topics
 
-    def in_worker(fn: Callable[[], T], on_step: Callable[[Step], None] | None) -> Callable[[], T]:
+    def in_worker(
+        fn: Callable[[], T], on_step: Callable[[Step], None] | None, cancel: threading.Event
+    ) -> Callable[[], T]:
         def run() -> T:
-            with state.running():
+            with state.running(), cancel_scope(cancel):
                 if on_step is None:
                     return fn()
                 with observe_steps(on_step):
@@ -189,11 +193,16 @@ def create_app(
         return run
 
     async def run_timed(fn: Callable[[], T], on_step: Callable[[Step], None] | None = None) -> T:
-        future = asyncio.wrap_future(state.executor.submit(in_worker(fn, on_step)))
+        cancel = threading.Event()  # set when nobody waits any more: the worker stops at its next step/LLM call
+        future = asyncio.wrap_future(state.executor.submit(in_worker(fn, on_step, cancel)))
         try:
             return await asyncio.wait_for(future, cfg.request_timeout)
         except TimeoutError:
+            cancel.set()
             raise ApiError(504, f"no result within the {cfg.request_timeout:g} s request timeout") from None
+        except asyncio.CancelledError:  # the client went away (e.g. closed the stream)
+            cancel.set()
+            raise
         except ApiError:
             raise
         except Exception as exc:

@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgrag.cancel import check_cancelled
 from kgrag.models.accounting import record_call
 from kgrag.models.cache import ResponseCache, cache_key
 from kgrag.types import LLMCall
@@ -81,6 +82,7 @@ class LLM(ABC):
         seed: int | None = 0,
     ) -> Generation:
         """Complete ``prompt`` (a string or chat messages). ``name`` is the prompt's name for accounting."""
+        check_cancelled()
         messages = to_messages(prompt)
         params = GenerationParams(max_tokens, temperature, list(stop or []), json_schema, grammar, seed)
         key = None
