@@ -28,6 +28,13 @@ def main() -> None:
     parser.add_argument("--method", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--note", default="")
+    parser.add_argument(
+        "--step-share",
+        action="append",
+        default=[],
+        metavar="STEP.KEY",
+        help="share of questions whose first STEP has a true KEY in the compact trace (e.g. write_query.valid)",
+    )
     args = parser.parse_args()
     groups: dict[str, list[dict]] = {}
     for run in args.runs:
@@ -45,6 +52,8 @@ def main() -> None:
             if metric in ("hit@1", "hit", "f1"):
                 entry[f"{metric}_ci95"] = [round(v, 4) for v in bootstrap_ci(values)]
         entry["seconds_median"] = round(float(np.median([r["seconds"] for r in rows])), 2)
+        for spec in args.step_share:
+            entry[f"share:{spec}"] = step_share(rows, spec)
         summary["groups"][group] = entry
     all_rows = [r for rows in groups.values() for r in rows]
     summary["all"] = {
@@ -55,6 +64,18 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(summary, indent=2))
+
+
+def step_share(rows: list[dict], spec: str) -> float | None:
+    """Share of rows whose first step named STEP has a true KEY (None when no row recorded steps)."""
+    step_name, key = spec.split(".", 1)
+    flags = []
+    for row in rows:
+        if "steps" not in row:
+            continue
+        first = next((s for s in row["steps"] if s["name"] == step_name), None)
+        flags.append(bool(first and first.get(key)))
+    return round(float(np.mean(flags)), 4) if flags else None
 
 
 if __name__ == "__main__":

@@ -173,4 +173,7 @@ def test_text2cypher_gold_and_execution_accuracy(tmp_path):
         llm = ScriptedLLM({"default": f"<cypher>{query}</cypher>"})
         row = run_question(get_method("cypher")(kg, llm=llm), examples[0], False)
         assert row["execution_accuracy"] == expected
+        # the compact trace keeps scalar outputs (the query text) and drops the result rows
+        cypher_step = next(s for s in row["steps"] if "result_rows" not in s and s.get("llm_calls") == 1)
+        assert json.dumps(row["steps"]) and cypher_step["name"]
     assert summarise([row])["execution_accuracy"] == 0.0

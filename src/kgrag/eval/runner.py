@@ -126,9 +126,27 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
         )
         if "gold_rows" in ex.meta:
             row["execution_accuracy"] = execution_match(answer, ex)
+        row["steps"] = compact_trace(answer.trace)
         return row
     except Exception as exc:  # one failing question never aborts an evaluation
         return score_row(ex, [], [], seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
+
+
+def compact_trace(steps: Sequence[Any], max_text: int = 200) -> list[dict[str, Any]]:
+    """The trace's step names and their scalar outputs (numbers, flags, short strings), for analysing a run
+    afterwards — e.g. the share of questions whose ULTRAG query was valid, or FRAG's routed hop count —
+    without the size of full evidence lists."""
+
+    def small(value: Any) -> bool:
+        return (
+            value is None
+            or isinstance(value, bool | int | float)
+            or (isinstance(value, str) and len(value) <= max_text)
+        )
+
+    return [
+        {"name": s.name, **{k: v for k, v in s.outputs.items() if small(v)}, "llm_calls": s.llm_calls} for s in steps
+    ]
 
 
 def execution_match(answer: Any, ex: Example) -> float:
