@@ -106,3 +106,9 @@ def test_follow_to_path_ends_moves_middle_nodes_to_the_ends_of_their_paths():
     # a path ending at the question's own entity is not an answer
     loop = [(["Angela", "Rebecca Miller", "Angela"], directed)]
     assert follow_to_path_ends(["Rebecca Miller"], loop, exclude=["Angela"]) == ["Rebecca Miller"]
+
+
+def test_follow_to_path_ends_reads_loose_names():
+    paths = [(["Lust for Gold", "S. Sylvan Simon", "I Love Trouble", "Franchot Tone"], ("d", "d", "s"))]
+    assert follow_to_path_ends(["Sylvan Simon"], paths, exclude=["Lust for Gold"]) == ["Franchot Tone"]
+    assert follow_to_path_ends(["Simon"], paths) == ["Simon"]  # one token is too loose to name a node

@@ -145,6 +145,17 @@ def prefer_candidates(answers: Sequence[str], candidates: Sequence[str], exclude
     return sorted(kept, key=lambda a: normalize(a) not in ends)
 
 
+def _mentions(answer: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    """Whether an answer names an entity loosely: same tokens (article aside), or one holds the other as a run
+    of at least two tokens ("Sylvan Simon" for "S. Sylvan Simon")."""
+    if _key(answer) == _key(name):
+        return True
+    short, long = sorted((answer, name), key=len)
+    if len(short) < 2:
+        return False
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
 def follow_to_path_ends(
     answers: Sequence[str], paths: Sequence[tuple[Sequence[str], Sequence[str]]], exclude: Sequence[str] = ()
 ) -> list[str]:
@@ -152,17 +163,24 @@ def follow_to_path_ends(
 
     ``paths`` are (entity names, relation names) in rank order, all of the length the question asks for. For
     "the director of Angela also directed which films" with paths "Angela -> Rebecca Miller <- X", a small
-    model often answers "Rebecca Miller", the node in the middle. When no answer ends a path but some sit
-    inside one, the answers become the ends of the paths through them that follow the same relations as the
-    best-ranked such path (``exclude`` dropped); otherwise they stay as they are.
+    model often answers "Rebecca Miller", the node in the middle. When no answer ends a path but some name a
+    node inside one (loosely: "Sylvan Simon" names "S. Sylvan Simon"), the answers become the ends of the paths
+    through those nodes that follow the same relations as the best-ranked such path (``exclude`` dropped);
+    otherwise they stay as they are.
     """
-    said = {normalize(a) for a in answers}
-    if not said or said & {normalize(nodes[-1]) for nodes, _ in paths if nodes}:
+    said = [tuple(tokens(a)) for a in answers]
+    said = [a for a in said if a]
+    if not said:
+        return list(answers)
+
+    def named(name: str) -> bool:
+        key = tuple(tokens(name))
+        return any(_mentions(a, key) for a in said)
+
+    if any(named(nodes[-1]) for nodes, _ in paths if nodes):
         return list(answers)
     banned = {normalize(e) for e in exclude}
-    through = [
-        (nodes, tuple(rels)) for nodes, rels in paths if len(nodes) > 2 and said & set(map(normalize, nodes[1:-1]))
-    ]
+    through = [(nodes, tuple(rels)) for nodes, rels in paths if len(nodes) > 2 and any(map(named, nodes[1:-1]))]
     if not through:
         return list(answers)
     pattern = through[0][1]
