@@ -37,6 +37,8 @@ def test_llamacpp_generate_counts_tokens(smollm_path):
     assert gen.text.strip()
     assert 0 < gen.completion_tokens <= 12 and gen.prompt_tokens > 5
     assert [c.prompt for c in calls] == ["probe"] and calls[0].seconds > 0
+    sampled = llm.generate("Name a colour.", max_tokens=4, temperature=0.3, top_k=40, min_p=0.05)  # KG-RAG's settings
+    assert 0 < sampled.completion_tokens <= 4
 
 
 def test_llamacpp_constrained_output(smollm_path):

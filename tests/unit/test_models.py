@@ -15,6 +15,7 @@ from kgrag.models import manager
 from kgrag.models.accounting import track_usage
 from kgrag.models.cache import ResponseCache
 from kgrag.models.llm import load_llm
+from kgrag.models.llm.base import GenerationParams
 from kgrag.models.llm.scripted import ScriptedLLM
 
 SCRIPT = {
@@ -55,6 +56,10 @@ def test_cache_hits_are_free_and_reproducible(tmp_path):
     other = llm.generate("x", name="llm_answer", max_tokens=7)  # other params: a miss
     assert other.text == "second" and not other.cached
     assert len(cache) == 2
+    sampled = llm.generate("x", name="llm_answer", top_k=40, min_p=0.05)  # sampling settings are part of the key
+    assert not sampled.cached
+    # unset sampling settings leave the key as it was before they existed (old caches stay valid)
+    assert "top_k" not in GenerationParams().as_dict() and GenerationParams(top_k=40).as_dict()["top_k"] == 40
     reopened = ScriptedLLM(SCRIPT, cache=ResponseCache(tmp_path / "c.sqlite"))
     assert reopened.generate("x", name="llm_answer").cached
 

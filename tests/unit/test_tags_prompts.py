@@ -61,5 +61,8 @@ def test_prompts_load_and_render():
     assert "answers" in prompt.tags and "<answers>" in messages[-1]["content"]
     with pytest.raises(KeyError, match="needs values for: question"):
         prompt.render()
+    decomposition = load_prompt("decompose_questions")  # the paper's sampling settings travel with the prompt
+    assert (decomposition.top_k, decomposition.min_p, decomposition.temperature) == (40, 0.05, 0.3)
+    assert prompt.top_k is None and prompt.min_p is None
     with pytest.raises(FileNotFoundError, match="no prompt named"):
         load_prompt("no_such_prompt")

@@ -139,6 +139,8 @@ class Method(ABC):
             temperature=prompt.temperature,
             stop=list(prompt.stop),
             grammar=grammar,
+            top_k=prompt.top_k,
+            min_p=prompt.min_p,
         )
         return gen.text, parse_tags(gen.text, prompt.tags)
 

@@ -1,7 +1,8 @@
 """Prompts are files, not strings in code: ``kgrag/prompts/<name>.toml``, loaded by name.
 
-A prompt file has ``description``, optional decoding defaults (``max_tokens``, ``temperature``, ``stop``)
-and ``system`` / ``user`` templates whose ``{{variable}}`` placeholders are filled by :meth:`Prompt.render`.
+A prompt file has ``description``, optional decoding defaults (``max_tokens``, ``temperature``, ``stop``,
+``top_k``, ``min_p``) and ``system`` / ``user`` templates whose ``{{variable}}`` placeholders are filled by
+:meth:`Prompt.render`.
 Double braces keep single braces free for JSON and Cypher examples inside prompts.  The output tags a prompt
 asks for are listed in ``tags`` so that the parser and the prompt cannot drift apart.
 """
@@ -28,6 +29,8 @@ class Prompt:
     max_tokens: int = 256
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
+    top_k: int | None = None
+    min_p: float | None = None
     tags: tuple[str, ...] = ()
     variables: frozenset[str] = field(default_factory=frozenset)
 
@@ -63,6 +66,8 @@ def _parse(name: str, text: str, origin: str) -> Prompt:
         max_tokens=int(data.get("max_tokens", 256)),
         temperature=float(data.get("temperature", 0.0)),
         stop=tuple(data.get("stop", ())),
+        top_k=int(data["top_k"]) if "top_k" in data else None,
+        min_p=float(data["min_p"]) if "min_p" in data else None,
         tags=tuple(data.get("tags", ())),
         variables=variables,
     )

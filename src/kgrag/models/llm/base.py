@@ -40,9 +40,11 @@ class GenerationParams:
     json_schema: dict[str, Any] | None = None
     grammar: str | None = None
     seed: int | None = 0
+    top_k: int | None = None  # sample among the k likeliest tokens (None: the backend's default)
+    min_p: float | None = None  # drop tokens below min_p x the likeliest token's probability
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "stop": list(self.stop),
@@ -50,6 +52,12 @@ class GenerationParams:
             "grammar": self.grammar,
             "seed": self.seed,
         }
+        # only when set, so response-cache keys of calls that never set them stay what they were
+        if self.top_k is not None:
+            out["top_k"] = self.top_k
+        if self.min_p is not None:
+            out["min_p"] = self.min_p
+        return out
 
 
 def to_messages(prompt: str | Messages) -> Messages:
@@ -80,11 +88,13 @@ class LLM(ABC):
         json_schema: dict[str, Any] | None = None,
         grammar: str | None = None,
         seed: int | None = 0,
+        top_k: int | None = None,
+        min_p: float | None = None,
     ) -> Generation:
         """Complete ``prompt`` (a string or chat messages). ``name`` is the prompt's name for accounting."""
         check_cancelled()
         messages = to_messages(prompt)
-        params = GenerationParams(max_tokens, temperature, list(stop or []), json_schema, grammar, seed)
+        params = GenerationParams(max_tokens, temperature, list(stop or []), json_schema, grammar, seed, top_k, min_p)
         key = None
         if self.cache is not None:
             key = cache_key(self.model_id, messages, params.as_dict())

@@ -120,6 +120,10 @@ class LlamaCppLLM(LLM):
         }
         if params.seed is not None:
             kwargs["seed"] = params.seed
+        if params.top_k is not None:
+            kwargs["top_k"] = params.top_k
+        if params.min_p is not None:
+            kwargs["min_p"] = params.min_p
         if params.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": params.json_schema}
         elif params.grammar is not None:

@@ -61,8 +61,16 @@ class OpenAICompatLLM(LLM):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": params.json_schema},
             }
+        extra: dict[str, Any] = {}
         if params.grammar is not None:
-            kwargs["extra_body"] = {"grammar": params.grammar}  # llama.cpp server extension
+            extra["grammar"] = params.grammar  # llama.cpp server extension
+        if "api.openai.com" not in str(self.base_url):  # OpenAI rejects these; llama.cpp / vLLM servers take them
+            if params.top_k is not None:
+                extra["top_k"] = params.top_k
+            if params.min_p is not None:
+                extra["min_p"] = params.min_p
+        if extra:
+            kwargs["extra_body"] = extra
         return self._client.chat.completions.create(**kwargs)
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
