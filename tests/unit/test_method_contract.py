@@ -6,6 +6,7 @@ Uses the scripted LLM, so it checks plumbing — types, accounting, tracing, fau
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +55,58 @@ def test_llm_junk_and_failures_never_raise(kg, name):
 def test_retrieve_needs_no_llm(kg, name):
     evidence = get_method(name)(kg, llm=None).retrieve("who directed Heat", ["Heat"])
     assert isinstance(evidence, list)
+
+
+_PROMPTS_SCRIPT = """
+import json, sys
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import get as get_method
+from kgrag.models.llm.base import LLM, Generation
+from tests.conftest import MOVIES
+
+class Recorder(LLM):
+    model_id = "llamacpp:recorder"  # methods behave as with the local model (e.g. ULTRAG adds its grammar)
+    seen = []
+    def _generate(self, messages, params):
+        self.seen.append([messages, params.as_dict()])
+        return Generation("<answers>\\nMichael Mann\\n</answers>", 1, 1)
+
+kg = KnowledgeGraph.load(sys.argv[1])
+out = {}
+for name in sys.argv[2:]:
+    llm = Recorder()
+    llm.seen = []
+    method = get_method(name)(kg, llm=llm)
+    for question, topics in (("Who directed Heat?", ["Heat"]), ("Which films did Al Pacino star in?", [])):
+        method.answer(question, topics)
+    out[name] = llm.seen
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_prompts_do_not_depend_on_the_process_hash_seed(kg, tmp_path):
+    """Prompts (and grammars) are the LLM response cache's keys: one built from set order would differ in every
+    process (string hashing is randomised per process), and a rerun of an evaluation would miss its cache."""
+    import os
+    import subprocess
+    import sys
+
+    # relation names of equal length: any set-ordered listing of them shows up as a difference
+    ties = [("Heat", f"tag_{c}", f"Tag {c.upper()}") for c in "abcdef"]
+    store = tmp_path / "kg"
+    KnowledgeGraph.from_triples(MOVIES + ties).save(store)
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _PROMPTS_SCRIPT, str(store), *METHODS],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(Path(__file__).resolve().parents[2]),
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for name in METHODS:
+        assert runs[0][name] == runs[1][name], f"{name}: prompts differ between processes"

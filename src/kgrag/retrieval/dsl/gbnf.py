@@ -25,7 +25,11 @@ def query_grammar(kg: KnowledgeGraph, *, max_entity_chars: int = 120, max_and: i
     """GBNF for one query over ``kg``'s relations; ``None`` when the KG has too many relations to list."""
     if not kg.num_relations or kg.num_relations > MAX_GRAMMAR_RELATIONS:
         return None
-    names = sorted({format_relation(n) for r in kg.relations for n in (r, r + INVERSE_SUFFIX)}, key=len, reverse=True)
+    # longest first (so "has_tags_inv" is tried before "has_tags"), ties by name: the grammar text must not depend
+    # on set order (hash-randomised per process), or every process would miss the LLM response cache
+    names = sorted(
+        {format_relation(n) for r in kg.relations for n in (r, r + INVERSE_SUFFIX)}, key=lambda n: (-len(n), n)
+    )
     rel = " | ".join(_literal(n) for n in names)
     more = " ".join('("," ws query)?' for _ in range(max_and - 2))
     return "\n".join(
