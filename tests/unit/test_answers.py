@@ -6,6 +6,7 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.answers import (
     as_kg_answers,
     follow_to_path_ends,
+    keep_to_best_pattern,
     prefer_candidates,
     recover_names,
     split_listed_names,
@@ -112,3 +113,19 @@ def test_follow_to_path_ends_reads_loose_names():
     paths = [(["Lust for Gold", "S. Sylvan Simon", "I Love Trouble", "Franchot Tone"], ("d", "d", "s"))]
     assert follow_to_path_ends(["Sylvan Simon"], paths, exclude=["Lust for Gold"]) == ["Franchot Tone"]
     assert follow_to_path_ends(["Simon"], paths) == ["Simon"]  # one token is too loose to name a node
+
+
+def test_keep_to_best_pattern_lets_the_model_choose_among_the_best_patterns_ends():
+    genre = ("starred_actors", "starred_actors", "has_genre")
+    paths = [
+        (["Scar", "Angela Bettis", "May", "Horror"], genre),
+        (["Scar", "Angela Bettis", "Roman", "Drama"], genre),
+        (["Scar", "Thriller", "Blind Horizon", "Val Kilmer"], ("has_genre", "has_genre", "starred_actors")),
+    ]
+    # the model named an end of a weaker pattern: the best pattern's ends stand instead, in rank order
+    assert keep_to_best_pattern(["Val Kilmer"], paths, exclude=["Scar"]) == ["Horror", "Drama"]
+    # the model chose among the best pattern's ends (loosely named, or through a middle node)
+    assert keep_to_best_pattern(["drama"], paths) == ["Drama"]
+    assert keep_to_best_pattern(["Roman"], paths) == ["Drama"]
+    assert keep_to_best_pattern(["Angela Bettis"], paths) == ["Horror", "Drama"]
+    assert keep_to_best_pattern(["x"], []) == ["x"]

@@ -143,7 +143,8 @@ def test_ppr_pruned_subgraph_keeps_topics_and_top_n(kg):
 
 def test_frag_retrieves_paths_and_answers_in_one_call(kg):
     llm = ScriptedLLM({"rules": [{"prompt": "frag_answer", "match": "Heat", "response": "<answers>Ridley Scott"}]})
-    method = get_method("frag")(kg, llm=llm, embedder=load_embedder("static"), hops=2)
+    # grounding off: this toy KG's best-ranked pattern is not the one the scripted answer follows
+    method = get_method("frag")(kg, llm=llm, embedder=load_embedder("static"), hops=2, grounding="none")
     evidence = method.retrieve("which directors made films with actors of Heat", ["Heat"])
     assert evidence and all(ev.source == "frag" for ev in evidence)
     ends = [ev.entities[-1] for ev in evidence]

@@ -156,6 +156,38 @@ def _mentions(answer: tuple[str, ...], name: tuple[str, ...]) -> bool:
     return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
+def keep_to_best_pattern(
+    answers: Sequence[str], paths: Sequence[tuple[Sequence[str], Sequence[str]]], exclude: Sequence[str] = ()
+) -> list[str]:
+    """Answers among the ends of the paths that share the best path's relation pattern; if none are, those ends.
+
+    ``paths`` are (entity names, relation names) in rank order. The best pattern is the retrieval's reading of
+    the question (on MetaQA 3-hop dev its first path ends at a gold answer for 97 of 100 questions, where the
+    1.5B model's first answer was right for 82): the model chooses among that pattern's ends — named exactly or
+    loosely, or through a middle node of such a path — and when it names none of them, they are the answers,
+    in rank order. ``exclude`` (the question's own entities) is never an answer.
+    """
+    if not paths:
+        return list(answers)
+    banned = {normalize(e) for e in exclude}
+    best = tuple(paths[0][1])
+    top = [(list(nodes), nodes[-1]) for nodes, rels in paths if tuple(rels) == best and nodes]
+    ends = list(dict.fromkeys(end for _, end in top if normalize(end) not in banned))
+    if not ends:
+        return list(answers)
+    said = [tuple(tokens(a)) for a in answers]
+    said = [a for a in said if a]
+
+    def named(name: str) -> bool:
+        key = tuple(tokens(name))
+        return any(_mentions(a, key) for a in said)
+
+    chosen = [end for end in ends if named(end)]
+    if not chosen:  # named through a middle node of a best-pattern path
+        chosen = list(dict.fromkeys(end for nodes, end in top if end in ends and any(map(named, nodes[1:-1]))))
+    return chosen or ends
+
+
 def follow_to_path_ends(
     answers: Sequence[str], paths: Sequence[tuple[Sequence[str], Sequence[str]]], exclude: Sequence[str] = ()
 ) -> list[str]:

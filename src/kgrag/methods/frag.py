@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
-from kgrag.linking.answers import follow_to_path_ends
+from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.models.embeddings import dot_scores
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
@@ -55,6 +56,9 @@ class FragConfig(MethodConfig):
     embedding_weight: float = 0.3
     length_bonus: float = 0.1  # patterns exactly as long as the predicted hop count
     embedder: str = "static"  # for relation/pattern similarity: better than MiniLM on relation names, 100× faster
+    # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
+    # pattern), "paths" (middle nodes move to their paths' ends), "none" (as the model wrote them, KG names first)
+    grounding: Literal["pattern", "paths", "none"] = "pattern"
 
 
 @registry.register("frag")
@@ -224,7 +228,10 @@ class Frag(Method):
                 evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
             )
-            if full:
-                answers = follow_to_path_ends(answers, [(ev.entities, ev.relations) for ev in full], exclude=topics)
+            ranked = [(ev.entities, ev.relations) for ev in (full or evidence)]
+            if self.config.grounding == "pattern":
+                answers = keep_to_best_pattern(answers, ranked, exclude=topics)
+            elif self.config.grounding == "paths" and full:
+                answers = follow_to_path_ends(answers, ranked, exclude=topics)
             step.outputs["answers"] = answers
         return answers, evidence
