@@ -1,10 +1,11 @@
 """Share of valid ULTRAG queries in a finished `kgrag eval` run, read from its LLM response cache.
 
 For runs made before results.jsonl carried the compact trace (newer runs: `e2e_summary.py --step-share
-write_query.valid`). Writer responses are the cached texts without an <answers> tag. Each question has one
-writer call, plus one retry when the first query is invalid, so #valid writer responses / #questions is the share
-of questions that got a valid query (after at most one retry), and 1 - retries / #questions the share valid at
-the first attempt.
+write_query.valid`). ULTRAG makes exactly two calls when the first query it writes is valid (writer, then
+arbitrator or fallback answer) and a third after a retry, so questions with two calls had a valid query at the
+first attempt. Cached responses that parse and validate as queries are counted too: at most one valid query
+per question (no retry follows a valid one), so #valid / #questions is the share that got a valid query after
+at most one retry (arbitrator replies that ignore the <answers> format never validate as queries).
 
     python benchmarks/ultrag_valid_from_cache.py RUN_DIR [RUN_DIR ...]   (the --out directories of kgrag eval)
 """
@@ -40,9 +41,9 @@ def main() -> None:
         result = {
             "run": str(run),
             "questions": n,
-            "writer_responses": len(writer),
+            "untagged_responses": len(writer),
             "valid_after_retry": round(valid / n, 4),
-            "valid_first_attempt": round(1 - (len(writer) - n) / n, 4),
+            "valid_first_attempt": round(sum(r["llm_calls"] == 2 for r in rows) / n, 4),
             "llm_calls_mean": round(sum(r["llm_calls"] for r in rows) / n, 3),
         }
         print(json.dumps(result))
