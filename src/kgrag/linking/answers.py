@@ -7,7 +7,7 @@ French"``. The KG decides how to read such a line, so that titles with commas or
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize, tokens
@@ -156,6 +156,12 @@ def _mentions(answer: tuple[str, ...], name: tuple[str, ...]) -> bool:
     return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
+def _named_by(answers: Sequence[str]) -> Callable[[str], bool]:
+    """A test: does any of ``answers`` name this entity (loosely, see :func:`_mentions`)?"""
+    said = [key for key in (tuple(tokens(a)) for a in answers) if key]
+    return lambda name: any(_mentions(a, tuple(tokens(name))) for a in said)
+
+
 def keep_to_best_pattern(
     answers: Sequence[str], paths: Sequence[tuple[Sequence[str], Sequence[str]]], exclude: Sequence[str] = ()
 ) -> list[str]:
@@ -163,7 +169,7 @@ def keep_to_best_pattern(
 
     ``paths`` are (entity names, relation names) in rank order. The best pattern is the retrieval's reading of
     the question (on MetaQA 3-hop dev its first path ends at a gold answer for 97 of 100 questions, where the
-    1.5B model's first answer was right for 82): the model chooses among that pattern's ends — named exactly or
+    1.5B model's own first answer was right for 78): the model chooses among that pattern's ends — named exactly or
     loosely, or through a middle node of such a path — and when it names none of them, they are the answers,
     in rank order. ``exclude`` (the question's own entities) is never an answer.
     """
@@ -175,13 +181,7 @@ def keep_to_best_pattern(
     ends = list(dict.fromkeys(end for _, end in top if normalize(end) not in banned))
     if not ends:
         return list(answers)
-    said = [tuple(tokens(a)) for a in answers]
-    said = [a for a in said if a]
-
-    def named(name: str) -> bool:
-        key = tuple(tokens(name))
-        return any(_mentions(a, key) for a in said)
-
+    named = _named_by(answers)
     chosen = [end for end in ends if named(end)]
     if not chosen:  # named through a middle node of a best-pattern path
         chosen = list(dict.fromkeys(end for nodes, end in top if end in ends and any(map(named, nodes[1:-1]))))
@@ -200,15 +200,9 @@ def follow_to_path_ends(
     through those nodes that follow the same relations as the best-ranked such path (``exclude`` dropped);
     otherwise they stay as they are.
     """
-    said = [tuple(tokens(a)) for a in answers]
-    said = [a for a in said if a]
-    if not said:
+    named = _named_by(answers)
+    if not any(tokens(a) for a in answers):
         return list(answers)
-
-    def named(name: str) -> bool:
-        key = tuple(tokens(name))
-        return any(_mentions(a, key) for a in said)
-
     if any(named(nodes[-1]) for nodes, _ in paths if nodes):
         return list(answers)
     banned = {normalize(e) for e in exclude}
