@@ -209,6 +209,24 @@ def ask_for_answers(
     return as_kg_answers(items, NameIndex.of(method.kg), evidence_names, exclude)
 
 
+def answer_from_facts(
+    method: Method, prompt_name: str, question: str, evidence: Sequence[Evidence], exclude: Sequence[str], **values: str
+) -> list[str]:
+    """Ask a prompt about ``evidence`` shown as numbered ``facts``; answers are read against the evidence's entity
+    names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`)."""
+    from kgrag.retrieval.triples import facts_text
+
+    return ask_for_answers(
+        method,
+        prompt_name,
+        question=question,
+        facts=facts_text(evidence),
+        evidence_names=evidence_entities(evidence),
+        exclude=exclude,
+        **values,
+    )
+
+
 def evidence_entities(evidence: Sequence[Evidence], *, ends_only: bool = False) -> list[str]:
     """Entity names of the evidence in rank order, each once (``ends_only``: the last entity of each item,
     i.e. where a path leads)."""

@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
-from kgrag.retrieval.triples import facts_text, rank_triples, triples_as_evidence
+from kgrag.methods.base import (
+    Method,
+    MethodConfig,
+    Trace,
+    answer_from_facts,
+    ask_for_answers,
+    registry,
+)
+from kgrag.retrieval.triples import rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 
@@ -73,14 +80,8 @@ class Kaping(Method):
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         topics, evidence = self._retrieve(question, topic_entities, trace)
         with trace.step("answer") as step:
-            answers = ask_for_answers(
-                self,
-                "kaping_answer",
-                question=question,
-                facts=facts_text(evidence),
-                evidence_names=evidence_entities(evidence),
-                exclude=[self.kg.entities[t] for t in topics],
-            )
+            exclude = [self.kg.entities[t] for t in topics]
+            answers = answer_from_facts(self, "kaping_answer", question, evidence, exclude)
             step.outputs["answers"] = answers
         return answers, evidence
 

@@ -37,9 +37,16 @@ import numpy as np
 
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.base import (
+    Method,
+    MethodConfig,
+    Trace,
+    answer_from_facts,
+    ask_for_answers,
+    registry,
+)
 from kgrag.prompts.tags import parse_tags
-from kgrag.retrieval.triples import facts_text, kg_vectors, rank_triples, triples_as_evidence
+from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 _END = re.compile(r"<\s*/?\s*END\s*/?\s*>", re.I)
@@ -256,15 +263,8 @@ class Decompose(Method):
                 anchors = list(dict.fromkeys(self._entities_named([a for k in refs for a in chain[k].answers]) + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
-            answers = ask_for_answers(
-                self,
-                "decompose_answer",
-                question=query,
-                facts=facts_text(evidence),
-                earlier=earlier,
-                evidence_names=evidence_entities(evidence),
-                exclude=[self.kg.entities[e] for e in anchors],
-            )
+            exclude = [self.kg.entities[e] for e in anchors]
+            answers = answer_from_facts(self, "decompose_answer", query, evidence, exclude, earlier=earlier)
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
             step.outputs.update(done.as_dict())
         return done, evidence

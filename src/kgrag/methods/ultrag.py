@@ -29,7 +29,14 @@ from typing import Any, Literal
 import numpy as np
 
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.base import (
+    Method,
+    MethodConfig,
+    Trace,
+    answer_from_facts,
+    ask_for_answers,
+    registry,
+)
 from kgrag.retrieval.dsl import (
     Execution,
     ExecutionError,
@@ -49,7 +56,7 @@ from kgrag.retrieval.dsl.printer import format_entity
 from kgrag.retrieval.dsl.prompting import query_examples, relation_lines
 from kgrag.retrieval.dsl.repair import repair_directions
 from kgrag.retrieval.topics import resolve_topics
-from kgrag.retrieval.triples import facts_text, triples_as_evidence
+from kgrag.retrieval.triples import triples_as_evidence
 from kgrag.types import Evidence
 
 DEFAULT_TOP_NODES = {"symbolic": 30_000, "neural": 5_000}
@@ -255,14 +262,7 @@ class Ultrag(Method):
         if query is None or execution is None or not (execution.scores > 0).any():
             evidence = self._fallback(question, topic_entities, trace)
             with trace.step("answer", fallback=True) as step:
-                answers = ask_for_answers(
-                    self,
-                    "ultrag_fallback",
-                    question=question,
-                    facts=facts_text(evidence),
-                    evidence_names=evidence_entities(evidence),
-                    exclude=topic_names,
-                )
+                answers = answer_from_facts(self, "ultrag_fallback", question, evidence, topic_names)
                 step.outputs["answers"] = answers
             return answers, evidence
         ids, scores = execution.top(self.config.top_answers)
