@@ -10,6 +10,7 @@ from kgrag.methods import get as get_method
 from kgrag.methods.base import MethodConfigError
 from kgrag.methods.byokg import _Artifacts
 from kgrag.models.llm.scripted import ScriptedLLM
+from kgrag.prompts import load_prompt
 from tests.conftest import MOVIES
 
 QUESTION = "Who directed the films Al Pacino starred in?"
@@ -122,20 +123,19 @@ def test_each_strategy_switches_off(kg, flag):
 
 
 def test_without_cypher_the_linker_is_not_asked_for_a_query(kg):
-    llm = ScriptedLLM(
-        {
-            "rules": [
-                {"prompt": "byokg_linker", "match": "opencypher", "response": "asked for a query"},
-                {"prompt": "byokg_linker", "response": "<entities>Heat</entities>"},
-            ],
-            "default": "<answers>Michael Mann</answers>",
-        }
-    )
-    off = get_method("byokg")(kg, llm=llm, cypher=False, iterations=1).answer("Who directed Heat?")
-    linker = next(s for s in off.trace if s.name == "kg_linker")
-    assert linker.outputs["entities"] == ["Heat"]
-    on = get_method("byokg")(kg, llm=llm, iterations=1).answer("Who directed Heat?")
-    assert next(s for s in on.trace if s.name == "kg_linker").outputs["entities"] == []
+    def linker_prompt(method) -> str:  # the instructions are the system message, so match the whole prompt
+        task, fmt = method.query_prompt_parts
+        messages = load_prompt("byokg_linker").render(
+            schema="", context="", question="Who directed Heat?", query_task=task, query_format=fmt
+        )
+        return "\n".join(m["content"] for m in messages)
+
+    llm = ScriptedLLM({"rules": [], "default": "<answers>Michael Mann</answers>"})
+    off = get_method("byokg")(kg, llm=llm, cypher=False, iterations=1)
+    assert "opencypher" not in linker_prompt(off)
+    assert off.answer("Who directed Heat?").error is None
+    on = get_method("byokg")(kg, llm=llm, iterations=1)
+    assert "<opencypher>" in linker_prompt(on)
 
 
 def test_unusable_cypher_backend_skips_the_step(kg):
