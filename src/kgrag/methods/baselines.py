@@ -117,6 +117,7 @@ class TextToCypher(Method):
             result = self.backend.run(query, row_cap=self.config.row_cap, timeout=self.config.timeout)
             step.outputs.update(
                 {
+                    "executed": result.query,
                     "ok": result.ok,
                     "rejected": result.rejected,
                     "error": result.error,
