@@ -212,6 +212,20 @@ def test_one_subquestion_answers_the_question_directly(kg):
     assert step["query"] == "who directed the film Heat" and step["facts"][0] == "Heat directed by Michael Mann"
 
 
+def test_one_subquestion_answer_repeating_the_topic_gives_way(kg):
+    # A lone sub-question is ranked unanchored, but its topic still may not stand as the first answer.
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "decompose_questions", "response": "<subquestions>1. Who directed Heat?</subquestions>"},
+                {"prompt": "decompose_answer", "response": "<answers>\nHeat\nMichael Mann\n</answers>"},
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm).answer("who directed the film Heat", topic_entities=["Heat"])
+    assert answer.error is None and answer.answers[0] == "Michael Mann"
+
+
 def test_malformed_decomposition_falls_back_to_the_question(kg):
     llm = ScriptedLLM(
         {

@@ -245,10 +245,19 @@ class Decompose(Method):
         return plan
 
     def _answer_step(
-        self, index: int, subquestion: str, chain: list[ChainStep], pool: Pool, topics: list[int], trace: Trace
+        self,
+        index: int,
+        subquestion: str,
+        chain: list[ChainStep],
+        pool: Pool,
+        topics: list[int],
+        trace: Trace,
+        *,
+        anchor_topics: bool = True,
     ) -> tuple[ChainStep, list[Evidence]]:
-        """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 (empty: rank everything)."""
-        anchors = topics
+        """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 when ``anchor_topics`` (else
+        it ranks everything); an answer that only repeats them gives way to the best candidate either way."""
+        anchors = topics if anchor_topics else []
         with trace.step("subquestion", index=index, subquestion=subquestion) as step:
             query, refs = reformulate(subquestion, chain)
             earlier = ""
@@ -263,7 +272,7 @@ class Decompose(Method):
                 anchors = list(dict.fromkeys(self._entities_named([a for k in refs for a in chain[k].answers]) + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
-            exclude = [self.kg.entities[e] for e in anchors]
+            exclude = [self.kg.entities[e] for e in (anchors or topics)]
             answers = answer_from_facts(self, "decompose_answer", query, evidence, exclude, earlier=earlier)
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
             step.outputs.update(done.as_dict())
@@ -277,9 +286,9 @@ class Decompose(Method):
         chain: list[ChainStep] = []
         evidence: dict[int, Evidence] = {}
         # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
-        anchored = topics if len(subquestions) > 1 else []
+        anchored = len(subquestions) > 1
         for i, sub in enumerate(subquestions, start=1):
-            done, found = self._answer_step(i, sub, chain, pool, anchored, trace)
+            done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored)
             chain.append(done)
             for ev in found:
                 evidence.setdefault(ev.triples[0], ev)
