@@ -177,3 +177,23 @@ def test_text2cypher_gold_and_execution_accuracy(tmp_path):
         cypher_step = next(s for s in row["steps"] if "result_rows" not in s and s.get("llm_calls") == 1)
         assert json.dumps(row["steps"]) and cypher_step["name"]
     assert summarise([row])["execution_accuracy"] == 0.0
+
+
+def test_text2cypher_gold_returning_whole_nodes_answers_with_their_names(tmp_path):
+    from kgrag.eval.runner import fill_gold_from_cypher, run_question
+    from kgrag.graph.backends.ladybug import LadybugBackend
+    from kgrag.methods import get as get_method
+    from kgrag.models.llm.scripted import ScriptedLLM
+
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    gold = "MATCH (m:Entity)-[:directed_by]->(d:Entity {name: 'Michael Mann'}) RETURN m"
+    path = tmp_path / "t2c.jsonl"
+    path.write_text(json.dumps({"question": "films by Michael Mann", "cypher": gold, "type": "simple"}) + "\n")
+    examples = load_dataset(f"text2cypher:{path}")
+    backend = LadybugBackend(kg)
+    assert fill_gold_from_cypher(examples, backend) == 1
+    assert sorted(examples[0].answers) == ["Heat", "The Insider"]  # not the nodes' dict text
+    # a method whose query returns the same nodes answers with their names too
+    llm = ScriptedLLM({"default": f"<cypher>{gold}</cypher>"})
+    row = run_question(get_method("cypher")(kg, llm=llm), examples[0], False)
+    assert row["hit@1"] == 1.0 and row["execution_accuracy"] == 1.0

@@ -84,7 +84,9 @@ def fit_relation_types(query: str, kg: KnowledgeGraph, tables: list[str]) -> str
     return "".join(out)
 
 
-def _value_text(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A result cell as text; a whole node (a dict) as its name property (``name``, else a ``...Name`` key such as
+    ``companyName``), else its properties — so ``RETURN s`` answers with names, not with a dict's repr."""
     if isinstance(value, dict):
         name = value.get("name") or next((v for k, v in value.items() if k.lower().endswith("name")), None)
         return str(name) if name is not None else ", ".join(f"{k}: {v}" for k, v in value.items() if k[0] != "_")
@@ -96,7 +98,7 @@ def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str =
     entities, so answer recall can see them."""
     out = []
     for row in rows:
-        values = [_value_text(v) for v in row]
+        values = [value_text(v) for v in row]
         out.append(
             Evidence(
                 text="query result: " + "; ".join(f"{c} = {v}" for c, v in zip(columns, values)),
@@ -107,4 +109,4 @@ def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str =
     return out
 
 
-__all__ = ["extract_query", "first_statement", "fit_relation_types", "rows_as_evidence"]
+__all__ = ["extract_query", "first_statement", "fit_relation_types", "rows_as_evidence", "value_text"]
