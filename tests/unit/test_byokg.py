@@ -153,7 +153,7 @@ def test_supported_drafts_stop_after_one_round(kg):
 
 
 def test_unsupported_drafts_get_a_second_round_with_the_context(kg):
-    second = "<entities>\nHeat\n</entities>\n<answers>\nMichael Mann\n</answers>"
+    second = "<entities>\nHeat\n</entities>\n<answers>\nAl Pacino\n</answers>"  # the topic: never support
     llm = script(answer="Ridley Scott", second=second)
     answer = get_method("byokg-scoring")(kg, llm=llm).answer(QUESTION)
     assert calls(answer, "byokg_linker") == 2 and "self_terminate" not in steps(answer)
@@ -161,6 +161,17 @@ def test_unsupported_drafts_get_a_second_round_with_the_context(kg):
     assert rounds == [1, 2]
     # round 2 links and retrieves from its own (new) entities
     assert any(s.name == "link" and s.outputs["question_entities"] == ["Heat"] for s in answer.trace)
+
+
+def test_second_round_drafts_found_in_the_context_end_retrieval(kg):
+    # Round 1 drafts a wrong answer, so it retrieves; round 2's linker has read that context and drafts an
+    # answer it supports: the final answer follows without a second retrieval.
+    second = "<entities>\nHeat\n</entities>\n<answers>\nMichael Mann\n</answers>"
+    answer = get_method("byokg")(kg, llm=script(answer="Ridley Scott", second=second)).answer(QUESTION)
+    stop = next(s for s in answer.trace if s.name == "self_terminate")
+    assert stop.inputs["round"] == 2 and stop.outputs["supported"] == ["Michael Mann"]
+    assert calls(answer, "byokg_linker") == 2 and steps(answer)[-2:] == ["self_terminate", "answer"]
+    assert sum(1 for s in answer.trace if s.name == "link") == 1
 
 
 def test_second_round_sees_the_context(kg):

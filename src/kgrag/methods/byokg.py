@@ -12,8 +12,8 @@ strategy that is switched on gathers evidence from those artifacts:
   FINISH), the graph reranker (appendix A.2) and text-based scoring of the whole KG (appendix A.1).
 
 The context is fed back to KG-Linker for up to ``iterations`` rounds (T_R); a round ends the loop early when
-its draft answers are already in the evidence (self-termination), when KG-Linker says FINISH, or when it
-writes nothing new.  One final call answers from the gathered context.  ``byokg`` runs every strategy;
+its draft answers are already in the evidence (self-termination; a later round checks its KG-Linker drafts
+against the context before retrieving again), when KG-Linker says FINISH, or when it writes nothing new.  One final call answers from the gathered context.  ``byokg`` runs every strategy;
 ``byokg-agentic`` and ``byokg-scoring`` are the paper's two reported configurations.  Every strategy is a
 config switch (``--set paths=false``), so the paper's ablations can be rerun.
 
@@ -279,10 +279,19 @@ class BYOKG(Method):
             if art.answers:
                 drafts = art.answers
             new = {f"e:{x}" for x in art.entities} | {f"p:{x}" for x in art.paths} | {f"q:{art.query}"}
-            if round_no > 1 and (art.finish or not (new - seen_artifacts)):
-                with trace.step("self_terminate", round=round_no) as step:
-                    step.outputs["reason"] = "KG-Linker said FINISH" if art.finish else "KG-Linker wrote nothing new"
-                break
+            if round_no > 1:  # KG-Linker has seen the context: stop when it is done or its drafts stand on it
+                supported = context.supported(art.answers) if cfg.self_terminate else []
+                reason = ""
+                if art.finish:
+                    reason = "KG-Linker said FINISH"
+                elif not (new - seen_artifacts):
+                    reason = "KG-Linker wrote nothing new"
+                elif supported:
+                    reason = "draft answers are in the evidence"
+                if reason:
+                    with trace.step("self_terminate", round=round_no) as step:
+                        step.outputs.update(reason=reason, supported=supported)
+                    break
             seen_artifacts |= new
             entities, answers = self._link(question, art, given, context, round_no, trace)
             fresh = [e for e in entities if e not in seen_entities]
