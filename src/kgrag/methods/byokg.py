@@ -13,9 +13,10 @@ strategy that is switched on gathers evidence from those artifacts:
 
 The context is fed back to KG-Linker for up to ``iterations`` rounds (T_R); a round ends the loop early when
 its draft answers are already in the evidence (self-termination; a later round checks its KG-Linker drafts
-against the context before retrieving again), when KG-Linker says FINISH, or when it writes nothing new.  One final call answers from the gathered context.  ``byokg`` runs every strategy;
-``byokg-agentic`` and ``byokg-scoring`` are the paper's two reported configurations.  Every strategy is a
-config switch (``--set paths=false``), so the paper's ablations can be rerun.
+against the context before retrieving again), when KG-Linker says FINISH, or when it writes nothing new.
+One final call answers from the gathered context.  ``byokg`` runs every strategy; ``byokg-agentic`` and
+``byokg-scoring`` are the paper's two reported configurations.  Every strategy is a config switch
+(``--set paths=false``), so the paper's ablations can be rerun.
 
 Without an LLM, :meth:`BYOKG.retrieve` runs the LLM-free strategies only (linking of the question's mentions,
 graph reranker, text-based scoring): the scoring variant's retrieval.
