@@ -155,18 +155,26 @@ def test_cli_eval_writes_contract_files(tmp_path):
     assert json.loads((tmp_path / "ev" / "noop" / "results.jsonl").read_text())["gold"] == ["Michael Mann"]
 
 
-def test_text2cypher_gold_and_execution_accuracy(tmp_path):
-    from kgrag.eval.runner import fill_gold_from_cypher, run_question
+def _text2cypher_question(tmp_path, gold: str):
+    """The movies KG and one Text2Cypher question whose gold query is ``gold``, its gold rows filled in."""
+    from kgrag.eval.runner import fill_gold_from_cypher
     from kgrag.graph.backends.ladybug import LadybugBackend
-    from kgrag.methods import get as get_method
-    from kgrag.models.llm.scripted import ScriptedLLM
 
     kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
-    gold = "MATCH (m:Entity)-[:directed_by]->(d:Entity {name: 'Michael Mann'}) RETURN m.name"
     path = tmp_path / "t2c.jsonl"
     path.write_text(json.dumps({"question": "films by Michael Mann", "cypher": gold, "type": "simple"}) + "\n")
     examples = load_dataset(f"text2cypher:{path}")
     assert fill_gold_from_cypher(examples, LadybugBackend(kg)) == 1
+    return kg, examples
+
+
+def test_text2cypher_gold_and_execution_accuracy(tmp_path):
+    from kgrag.eval.runner import run_question
+    from kgrag.methods import get as get_method
+    from kgrag.models.llm.scripted import ScriptedLLM
+
+    gold = "MATCH (m:Entity)-[:directed_by]->(d:Entity {name: 'Michael Mann'}) RETURN m.name"
+    kg, examples = _text2cypher_question(tmp_path, gold)
     assert sorted(examples[0].answers) == ["Heat", "The Insider"]
     same_rows = "MATCH (d:Entity {name: 'Michael Mann'})<-[:directed_by]-(m) RETURN m.name"
     for query, expected in ((same_rows, 1.0), ("MATCH (m:Entity {name: 'Heat'}) RETURN m.name", 0.0)):
@@ -180,18 +188,12 @@ def test_text2cypher_gold_and_execution_accuracy(tmp_path):
 
 
 def test_text2cypher_gold_returning_whole_nodes_answers_with_their_names(tmp_path):
-    from kgrag.eval.runner import fill_gold_from_cypher, run_question
-    from kgrag.graph.backends.ladybug import LadybugBackend
+    from kgrag.eval.runner import run_question
     from kgrag.methods import get as get_method
     from kgrag.models.llm.scripted import ScriptedLLM
 
-    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
     gold = "MATCH (m:Entity)-[:directed_by]->(d:Entity {name: 'Michael Mann'}) RETURN m"
-    path = tmp_path / "t2c.jsonl"
-    path.write_text(json.dumps({"question": "films by Michael Mann", "cypher": gold, "type": "simple"}) + "\n")
-    examples = load_dataset(f"text2cypher:{path}")
-    backend = LadybugBackend(kg)
-    assert fill_gold_from_cypher(examples, backend) == 1
+    kg, examples = _text2cypher_question(tmp_path, gold)
     assert sorted(examples[0].answers) == ["Heat", "The Insider"]  # not the nodes' dict text
     # a method whose query returns the same nodes answers with their names too
     llm = ScriptedLLM({"default": f"<cypher>{gold}</cypher>"})
