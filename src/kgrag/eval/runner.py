@@ -32,7 +32,7 @@ from kgrag.eval.metrics import (
     rows_match,
 )
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.graph_query import value_text
+from kgrag.retrieval.graph_query import first_column_answers
 from kgrag.types import Evidence
 
 SUMMARY_KEYS = (
@@ -174,7 +174,7 @@ def fill_gold_from_cypher(examples: list[Example], backend: Any, *, row_cap: int
         if result.ok:
             ran += 1
             ex.meta["gold_rows"] = result.rows
-            ex.answers = list(dict.fromkeys(value_text(r[0]) for r in result.rows if r and r[0] is not None))
+            ex.answers = first_column_answers(result.rows)
     return ran
 
 

@@ -13,7 +13,7 @@ from kgrag.methods.base import (
     ask_for_answers,
     registry,
 )
-from kgrag.retrieval.graph_query import value_text
+from kgrag.retrieval.graph_query import first_column_answers
 from kgrag.retrieval.triples import rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
@@ -128,7 +128,7 @@ class TextToCypher(Method):
             )
         if not result.ok:
             return [], []
-        answers = list(dict.fromkeys(value_text(row[0]) for row in result.rows if row and row[0] is not None))
+        answers = first_column_answers(result.rows)
         evidence = [
             Evidence(
                 text=", ".join(f"{c}={v}" for c, v in zip(result.columns, row)),

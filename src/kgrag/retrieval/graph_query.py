@@ -93,6 +93,11 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
+def first_column_answers(rows: list[list[Any]]) -> list[str]:
+    """The answers a query result gives: its first column's values as text (nodes by name), each once, in order."""
+    return list(dict.fromkeys(value_text(row[0]) for row in rows if row and row[0] is not None))
+
+
 def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str = "cypher") -> list[Evidence]:
     """One :class:`Evidence` per result row (``col = value`` pairs); string and node-name values are its
     entities, so answer recall can see them."""
@@ -109,4 +114,11 @@ def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str =
     return out
 
 
-__all__ = ["extract_query", "first_statement", "fit_relation_types", "rows_as_evidence", "value_text"]
+__all__ = [
+    "extract_query",
+    "first_column_answers",
+    "first_statement",
+    "fit_relation_types",
+    "rows_as_evidence",
+    "value_text",
+]
