@@ -29,9 +29,21 @@ STRATEGY_STEPS = {
 }
 
 
+# The best-connected film: the schema's example triples come from it, away from the questions' answers.
+CASINO = [
+    ("Casino", "directed_by", "Martin Scorsese"),
+    ("Casino", "written_by", "Nicholas Pileggi"),
+    ("Casino", "starred_actors", "Sharon Stone"),
+    ("Casino", "starred_actors", "Joe Pesci"),
+    ("Casino", "starred_actors", "Robert De Niro"),
+    ("Casino", "release_year", "1995"),
+]
+
+
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path_factory.mktemp("kg") / "kg"))
+    triples = MOVIES + CASINO
+    return KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path_factory.mktemp("kg") / "kg"))
 
 
 def script(answer: str = "Michael Mann", second: str | None = None, final: str = "<answers>\nMichael Mann\n</answers>"):
@@ -204,6 +216,24 @@ def test_linker_without_entities_falls_back_to_question_mentions(kg):
     link = next(s for s in answer.trace if s.name == "link")
     assert link.outputs["fallback"] == "question mentions" and link.outputs["question_entities"] == ["Heat"]
     assert any(ev.source == "reranker" for ev in answer.evidence)
+
+
+def test_drafts_copied_from_the_schema_examples_are_dropped(kg):
+    # "Martin Scorsese" is only in the schema's example (Casino -> Martin Scorsese): not linked, no paths to him
+    answer = get_method("byokg")(kg, llm=script(answer="Martin Scorsese\nMichael Mann"), iterations=1).answer(QUESTION)
+    linker = next(s for s in answer.trace if s.name == "kg_linker")
+    assert linker.outputs["dropped_schema_examples"] == ["Martin Scorsese"]
+    assert linker.outputs["answers"] == ["Michael Mann"]
+    link = next(s for s in answer.trace if s.name == "link")
+    assert link.outputs["answer_entities"] == ["Michael Mann"]
+    assert not any("Martin Scorsese" in ev.entities for ev in answer.evidence if ev.source == "shortest_path")
+    # an example the question names is kept; a true answer that is an example is still found from it
+    linker_text = "<entities>\nCasino\n</entities>\n<paths>\ndirected_by\n</paths>\n<answers>\nMartin Scorsese"
+    llm = ScriptedLLM({"rules": [{"prompt": "byokg_linker", "response": linker_text}], "default": "<answers>"})
+    kept = get_method("byokg")(kg, llm=llm, iterations=1).answer("Who directed Casino?")
+    linker = next(s for s in kept.trace if s.name == "kg_linker")
+    assert linker.outputs["entities"] == ["Casino"] and linker.outputs["dropped_schema_examples"] == ["Martin Scorsese"]
+    assert any(ev.source == "path" and "Martin Scorsese" in ev.entities for ev in kept.evidence)
 
 
 def test_junk_final_answer_falls_back_to_supported_drafts(kg):

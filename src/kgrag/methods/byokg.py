@@ -42,7 +42,7 @@ from kgrag.retrieval.agentic import agentic_traversal
 from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
 from kgrag.retrieval.relation_paths import follow_written_paths
-from kgrag.retrieval.schema import relation_schema, select_relations
+from kgrag.retrieval.schema import example_names, relation_schema, select_relations
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triple_scoring import best_triples, graph_rerank, text_retrieval
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
@@ -168,6 +168,22 @@ class _Artifacts:
         self.paths = split_items(parsed["paths"])
         self.query = extract_query(parsed["opencypher"], text)
         self.answers = split_items(parsed["answers"])
+
+    def drop_copied_examples(self, examples: Sequence[str], question: str, context: _Context) -> list[str]:
+        """Remove entities and drafts that only repeat an example entity of the schema; return them.
+
+        Small models copy the schema's illustrations (``starred_actors (e.g. 2012 -> Chiwetel Ejiofor)``) into
+        their drafts for unrelated questions; linked, such a name pulls shortest paths and agentic walks toward
+        it and ends up as the answer.  A name counts as a copy when it is an example entity that neither the
+        question nor the graph context gathered so far mentions; a real answer that happens to be an example is
+        still found by the strategies that start at the question's entities."""
+        padded = f" {normalize(question)} "
+        known = {normalize(e) for ev in context.items for e in ev.entities}
+        copies = {n for n in (normalize(x) for x in examples) if n and f" {n} " not in padded and n not in known}
+        dropped = [x for x in self.entities + self.answers if normalize(x) in copies]
+        self.entities = [x for x in self.entities if normalize(x) not in copies]
+        self.answers = [x for x in self.answers if normalize(x) not in copies]
+        return dropped
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -342,7 +358,10 @@ class BYOKG(Method):
                 query_format=fmt,
             )
             art = _Artifacts(text)
+            dropped = art.drop_copied_examples(example_names(self.kg, rels), question, context)
             step.outputs.update(art.as_json())
+            if dropped:
+                step.outputs["dropped_schema_examples"] = dropped
             if cfg.cypher and self.backend is None:
                 step.outputs["cypher_skipped"] = self.backend_problem
         return art

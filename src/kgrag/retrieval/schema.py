@@ -68,4 +68,12 @@ def relation_schema(kg: KnowledgeGraph, relations: np.ndarray, *, examples: bool
     return "\n".join(lines)
 
 
-__all__ = ["example_triples", "relation_schema", "select_relations"]
+def example_names(kg: KnowledgeGraph, relations: np.ndarray) -> list[str]:
+    """The entity names :func:`relation_schema` shows as examples for ``relations`` (heads and tails)."""
+    ex = example_triples(kg)[np.asarray(relations, dtype=np.int64)]
+    ex = ex[ex >= 0]
+    ids = np.concatenate([kg.heads[ex], kg.tails[ex]]).astype(np.int64)
+    return [kg.entities[int(e)] for e in dict.fromkeys(ids.tolist())]
+
+
+__all__ = ["example_names", "example_triples", "relation_schema", "select_relations"]
