@@ -19,9 +19,10 @@ from kgrag.eval.metrics import (
     reciprocal_rank,
     rows_match,
 )
-from kgrag.eval.runner import bootstrap_ci, evaluate_method, summarise
+from kgrag.eval.runner import bootstrap_ci, compact_trace, evaluate_method, summarise
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import Method, registry
+from kgrag.types import Step
 from tests.conftest import MOVIES, run_cli
 
 
@@ -199,3 +200,20 @@ def test_text2cypher_gold_returning_whole_nodes_answers_with_their_names(tmp_pat
     llm = ScriptedLLM({"default": f"<cypher>{gold}</cypher>"})
     row = run_question(get_method("cypher")(kg, llm=llm), examples[0], False)
     assert row["hit@1"] == 1.0 and row["execution_accuracy"] == 1.0
+
+
+def test_compact_trace_keeps_short_values_and_lists_drops_bulk():
+    step = Step(
+        name="kg_linker",
+        outputs={
+            "answers": ["Michael Mann", "Ridley Scott"],
+            "finish": False,
+            "query": "x" * 201,
+            "links": {"Heat": ["Heat"]},
+            "evidence": [f"fact {i}" for i in range(11)],
+        },
+        llm_calls=1,
+    )
+    assert compact_trace([step]) == [
+        {"name": "kg_linker", "answers": ["Michael Mann", "Ridley Scott"], "finish": False, "llm_calls": 1}
+    ]

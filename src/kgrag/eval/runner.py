@@ -133,17 +133,21 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
         return score_row(ex, [], [], seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
 
 
-def compact_trace(steps: Sequence[Any], max_text: int = 200) -> list[dict[str, Any]]:
+def compact_trace(steps: Sequence[Any], max_text: int = 200, max_items: int = 10) -> list[dict[str, Any]]:
     """The trace's step names and their scalar outputs (numbers, flags, short strings), for analysing a run
     afterwards — e.g. the share of questions whose ULTRAG query was valid, or FRAG's routed hop count —
-    without the size of full evidence lists."""
+    without the size of full evidence lists.  Short lists of such values are kept too (KG-Linker's entities and
+    draft answers, a step's answers): a wrong answer is usually explained by them."""
 
-    def small(value: Any) -> bool:
+    def scalar(value: Any) -> bool:
         return (
             value is None
             or isinstance(value, bool | int | float)
             or (isinstance(value, str) and len(value) <= max_text)
         )
+
+    def small(value: Any) -> bool:
+        return scalar(value) or (isinstance(value, list) and len(value) <= max_items and all(map(scalar, value)))
 
     return [
         {"name": s.name, **{k: v for k, v in s.outputs.items() if small(v)}, "llm_calls": s.llm_calls} for s in steps
