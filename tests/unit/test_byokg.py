@@ -8,9 +8,10 @@ import pytest
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.methods.base import MethodConfigError
-from kgrag.methods.byokg import _Artifacts
+from kgrag.methods.byokg import _Artifacts, _Context
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
+from kgrag.types import Evidence
 from tests.conftest import MOVIES
 
 QUESTION = "Who directed the films Al Pacino starred in?"
@@ -216,6 +217,26 @@ def test_linker_without_entities_falls_back_to_question_mentions(kg):
     link = next(s for s in answer.trace if s.name == "link")
     assert link.outputs["fallback"] == "question mentions" and link.outputs["question_entities"] == ["Heat"]
     assert any(ev.source == "reranker" for ev in answer.evidence)
+
+
+def test_context_lists_facts_near_the_question_entities_first():
+    def fact(h: str, r: str, t: str, source: str) -> Evidence:
+        return Evidence(text=f"{h} {r} {t}", entities=[h, t], relations=[r], source=source)
+
+    context = _Context()
+    context.anchors = ["Heat"]
+    context.add(
+        [
+            fact("Gladiator", "starred_actors", "Russell Crowe", "text"),  # unreached: whole-KG scoring
+            fact("Alien", "directed_by", "Ridley Scott", "reranker"),  # two hops out, via Ridley Scott
+            fact("Heat", "starred_actors", "Al Pacino", "agentic"),
+            fact("The Insider", "starred_actors", "Al Pacino", "agentic"),
+            fact("Heat", "directed_by", "Ridley Scott", "agentic"),
+        ]
+    )
+    assert [ev.text.split()[0] for ev in context.ordered()] == ["Heat", "Heat", "Alien", "The", "Gladiator"]
+    context.anchors = []  # no question entity linked: the sources' round-robin
+    assert [ev.source for ev in context.ordered()] == ["agentic", "reranker", "text", "agentic", "agentic"]
 
 
 def test_drafts_copied_from_the_schema_examples_are_dropped(kg):

@@ -126,6 +126,17 @@ class _Context:
         return added
 
     def ordered(self) -> list[Evidence]:
+        """Items by their distance from the question entities, then round-robin over sources.
+
+        Distance 1 is an item that names a question entity, 2 one that names an entity of a distance-1 item,
+        and so on; items the question entities do not reach (whole-KG text scoring brings facts about other
+        films) come last.  A small model reads the first lines that fit its relation: with round-robin
+        alone, "Man of the Year starred actors Christopher Walken" preceded the question film's own cast."""
+        rr = self._round_robin()
+        level = self._levels(rr)
+        return [rr[i] for i in sorted(range(len(rr)), key=lambda i: (level[i], i))]
+
+    def _round_robin(self) -> list[Evidence]:
         """Round-robin over sources in :data:`SOURCE_ORDER`, each source's items in the order found."""
         by_source: dict[str, list[Evidence]] = {}
         for ev in self.items:
@@ -137,6 +148,24 @@ class _Context:
             out.extend(q[depth] for q in queues if depth < len(q))
             depth += 1
         return out
+
+    def _levels(self, items: Sequence[Evidence]) -> list[float]:
+        """Breadth-first distance of each item from the anchors over shared entity names (inf: unreached)."""
+        names = [{normalize(e) for e in ev.entities} for ev in items]
+        level = [float("inf")] * len(items)
+        frontier = {normalize(e) for e in self.anchors}
+        seen = set(frontier)
+        remaining = set(range(len(items)))
+        depth = 1
+        while frontier and remaining:
+            reached = [i for i in sorted(remaining) if names[i] & frontier]
+            for i in reached:
+                level[i] = depth
+            remaining.difference_update(reached)
+            frontier = set().union(*(names[i] for i in reached)) - seen
+            seen |= frontier
+            depth += 1
+        return level
 
     def text(self, limit: int) -> str:
         lines = [ev.text for ev in self.ordered()[:limit]]
