@@ -235,8 +235,12 @@ def test_context_lists_facts_near_the_question_entities_first():
         ]
     )
     assert [ev.text.split()[0] for ev in context.ordered()] == ["Heat", "Heat", "Alien", "The", "Gladiator"]
-    context.anchors = []  # no question entity linked: the sources' round-robin
+    # the answer call sees only what is connected to the question entities
+    assert [ev.text.split()[0] for ev in context.shown(10, reached_only=True)] == ["Heat", "Heat", "Alien", "The"]
+    assert len(context.shown(3, reached_only=True)) == 3 and len(context.shown(10)) == 5
+    context.anchors = []  # no question entity linked: the sources' round-robin, everything shown
     assert [ev.source for ev in context.ordered()] == ["agentic", "reranker", "text", "agentic", "agentic"]
+    assert len(context.shown(10, reached_only=True)) == 5
 
 
 def test_drafts_copied_from_the_schema_examples_are_dropped(kg):

@@ -126,6 +126,15 @@ def test_soft_follow_for_relation_names_the_kg_does_not_have(fb, static):
     assert [r.variant for r in both] == ["as_written", "soft"]
 
 
+def test_a_wrong_path_of_known_relations_is_not_cut_short(fb, static):
+    # Wynton Marsalis -> New Orleans, then no music.artist.genre there in any orientation: nothing, rather
+    # than the first hop alone (which answered "who acted in Kafka" with its writer on MetaQA)
+    src = [fb.entity_id("Wynton Marsalis")]
+    (res,) = follow_written_paths(fb, src, ["place_of_birth -> music.artist.genre"], embedder=static)
+    assert res.variant == "none" and not len(res.reached)
+    assert soft_follow(fb, src, "place_of_birth -> music.artist.genre", embedder=static).variant == "soft"
+
+
 # ---------------------------------------------------------------------- graph queries
 @pytest.mark.parametrize(
     ("section", "raw", "expected"),

@@ -68,6 +68,7 @@ class BYOKGConfig(MethodConfig):
     iterations: int = 2  # T_R
     self_terminate: bool = True
     context_items: int = 30  # evidence lines shown to KG-Linker and to the final answer call
+    answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     schema_relations: int = 40  # relations listed in the KG-Linker prompt (most relevant first when more)
     # entity linking
     link_top_m: int = 3
@@ -105,6 +106,12 @@ class BYOKGConfig(MethodConfig):
     embedder: str = "minilm"
     prefilter_embedder: str = "static"
     max_candidates: int = 2000
+
+
+def numbered(items: Sequence[Evidence]) -> str:
+    """Evidence as the numbered lines a prompt shows."""
+    lines = [ev.text for ev in items]
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1)) if lines else "(none yet)"
 
 
 class _Context:
@@ -167,9 +174,20 @@ class _Context:
             depth += 1
         return level
 
+    def shown(self, limit: int, *, reached_only: bool = False) -> list[Evidence]:
+        """The first ``limit`` of :meth:`ordered`; with ``reached_only``, only items connected to the question
+        entities (all items when none is).  A fact that shares no chain of entities with them cannot support
+        an answer about them, yet the 1.5B model answered "what movies was Alvin Meyers the writer of" with
+        the titles of whole-KG text-scoring facts listed after "Alvin Meyers <-[written by]- Tennessee
+        Johnson"."""
+        items = self.ordered()
+        if reached_only:
+            reached = [ev for ev, level in zip(items, self._levels(items), strict=True) if level != float("inf")]
+            items = reached or items
+        return items[:limit]
+
     def text(self, limit: int) -> str:
-        lines = [ev.text for ev in self.ordered()[:limit]]
-        return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1)) if lines else "(none yet)"
+        return numbered(self.shown(limit))
 
     def supported(self, drafts: Sequence[str]) -> list[str]:
         """Draft answers the evidence ties to the question: reached by a followed relation path, returned by
@@ -296,13 +314,14 @@ class BYOKG(Method):
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         cfg = self.config
         context, drafts = self._gather(question, topic_entities, trace)
-        with trace.step("answer", context_items=min(len(context.items), cfg.context_items)) as step:
+        shown = context.shown(cfg.context_items, reached_only=cfg.answer_reached_only)
+        with trace.step("answer", context_items=len(shown)) as step:
             answers = ask_for_answers(
                 self,
                 "byokg_answer",
                 question=question,
-                context=context.text(cfg.context_items),
-                evidence_names=evidence_entities(context.ordered()[: cfg.context_items]),
+                context=numbered(shown),
+                evidence_names=evidence_entities(shown),
                 exclude=topic_entities,
             )
             if not answers:  # fall back to KG-Linker's drafts, those the evidence supports first

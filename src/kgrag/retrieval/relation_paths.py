@@ -189,6 +189,12 @@ def _follow(
     return result
 
 
+def relation_parts(kg: KnowledgeGraph, text: str) -> list[str]:
+    """The hop texts of a written path that are not entity names (at most :data:`MAX_HOPS`)."""
+    names = NameIndex.of(kg)
+    return [p for p in split_path(text) if not names.exact(p, 1)][:MAX_HOPS]
+
+
 def soft_follow(
     kg: KnowledgeGraph,
     sources: Sequence[int] | np.ndarray,
@@ -206,8 +212,7 @@ def soft_follow(
     """
     result = FollowedPath(text=text, hops=[])
     frontier = unique_ints(np.asarray(sources, dtype=np.int64))
-    names = NameIndex.of(kg)
-    parts = [p for p in split_path(text) if not names.exact(p, 1)][:MAX_HOPS]
+    parts = relation_parts(kg, text)
     if not parts or not len(frontier):
         return result
     vectors = kg_vectors(kg, embedder).relations()
@@ -242,7 +247,10 @@ def follow_written_paths(
     min_similarity: float = 0.6,
 ) -> list[FollowedPath]:
     """:func:`follow_written_path` for each distinct written path (same resolved hops are followed once);
-    with an ``embedder``, a path that reaches nothing is retried with :func:`soft_follow`."""
+    with an ``embedder``, a path that reaches nothing and names a relation the KG does not have is retried
+    with :func:`soft_follow`.  A path of known relations that reaches nothing is wrong as written: followed
+    softly it stopped after its first hop (``written_by -> starred_actors`` gave the film's writer for "who
+    acted in Kafka", and the answer call took him)."""
     out: list[FollowedPath] = []
     done: set[tuple[tuple[int, bool], ...]] = set()
     for text in texts:
@@ -253,7 +261,7 @@ def follow_written_paths(
             continue
         done.add(key)
         found = _follow(kg, sources, text, hops, max_paths, try_orientations)
-        if not len(found.reached) and embedder is not None:
+        if not len(found.reached) and embedder is not None and len(hops) < len(relation_parts(kg, text)):
             soft = soft_follow(kg, sources, text, embedder=embedder, min_similarity=min_similarity, max_paths=max_paths)
             found = soft if len(soft.reached) else found
         out.append(found)
@@ -267,6 +275,7 @@ __all__ = [
     "follow_written_path",
     "follow_written_paths",
     "orientations",
+    "relation_parts",
     "soft_follow",
     "split_path",
 ]
