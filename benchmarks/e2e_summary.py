@@ -6,7 +6,8 @@ process. The runner answers questions in sample order and a sample of K is a pre
 first K questions. This script reads each run's ``results.jsonl`` and writes per-hop metrics with n and 95%
 bootstrap intervals — never mixing in questions that were not answered.
 
-    python benchmarks/e2e_summary.py --method frag /tmp/e2e/frag-1hop /tmp/e2e/frag-2hop ... --out FILE.json
+    python benchmarks/e2e_summary.py --method frag /tmp/e2e/frag-1hop /tmp/e2e/frag-2hop ... --out FILE.json \
+        [--compare kaping=/tmp/e2e/kaping-1hop ...]
 """
 
 from __future__ import annotations
@@ -35,14 +36,23 @@ def main() -> None:
         metavar="STEP.KEY",
         help="share of questions whose first STEP has a true KEY in the compact trace (e.g. write_query.valid)",
     )
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="METHOD=RUN_DIR",
+        help="another method's run on the same sample: its Hit@1 on exactly the questions answered here",
+    )
     args = parser.parse_args()
     groups: dict[str, list[dict]] = {}
     for run in args.runs:
-        path = run / args.method / "results.jsonl"
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                groups.setdefault(row["group"], []).append(row)
+        for row in read_rows(run, args.method):
+            groups.setdefault(row["group"], []).append(row)
+    others: dict[str, dict[str, dict]] = {}
+    for spec in args.compare:
+        method, _, run = spec.partition("=")
+        for row in read_rows(Path(run), method):
+            others.setdefault(method, {})[row["id"]] = row
     summary: dict = {"method": args.method, "note": args.note, "groups": {}}
     for group, rows in sorted(groups.items()):
         entry: dict = {"n": len(rows), "errors": sum(bool(r.get("error")) for r in rows)}
@@ -54,6 +64,10 @@ def main() -> None:
         entry["seconds_median"] = round(float(np.median([r["seconds"] for r in rows])), 2)
         for spec in args.step_share:
             entry[f"share:{spec}"] = step_share(rows, spec)
+        for method, by_id in others.items():
+            same = [by_id[r["id"]]["hit@1"] for r in rows if r["id"] in by_id]
+            if len(same) == len(rows):  # only a comparison on every question answered here
+                entry[f"{method}_hit@1_same_questions"] = round(float(np.mean(same)), 4)
         summary["groups"][group] = entry
     all_rows = [r for rows in groups.values() for r in rows]
     summary["all"] = {
@@ -64,6 +78,11 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(summary, indent=2))
+
+
+def read_rows(run: Path, method: str) -> list[dict]:
+    path = run / method / "results.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def step_share(rows: list[dict], spec: str) -> float | None:
