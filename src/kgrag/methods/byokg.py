@@ -139,9 +139,14 @@ class _Context:
         and so on; items the question entities do not reach (whole-KG text scoring brings facts about other
         films) come last.  A small model reads the first lines that fit its relation: with round-robin
         alone, "Man of the Year starred actors Christopher Walken" preceded the question film's own cast."""
+        return [ev for ev, _ in self._ranked()]
+
+    def _ranked(self) -> list[tuple[Evidence, float]]:
+        """(item, distance) in :meth:`ordered`'s order: the distances are computed once for ordering and
+        filtering alike."""
         rr = self._round_robin()
         level = self._levels(rr)
-        return [rr[i] for i in sorted(range(len(rr)), key=lambda i: (level[i], i))]
+        return [(rr[i], level[i]) for i in sorted(range(len(rr)), key=lambda i: (level[i], i))]
 
     def _round_robin(self) -> list[Evidence]:
         """Round-robin over sources in :data:`SOURCE_ORDER`, each source's items in the order found."""
@@ -180,10 +185,10 @@ class _Context:
         an answer about them, yet the 1.5B model answered "what movies was Alvin Meyers the writer of" with
         the titles of whole-KG text-scoring facts listed after "Alvin Meyers <-[written by]- Tennessee
         Johnson"."""
-        items = self.ordered()
+        ranked = self._ranked()
+        items = [ev for ev, _ in ranked]
         if reached_only:
-            reached = [ev for ev, level in zip(items, self._levels(items), strict=True) if level != float("inf")]
-            items = reached or items
+            items = [ev for ev, level in ranked if level != float("inf")] or items
         return items[:limit]
 
     def text(self, limit: int) -> str:
