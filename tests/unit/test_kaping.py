@@ -62,6 +62,7 @@ def test_cypher_baseline_runs_guarded_query(tmp_path):
     answer = get_method("cypher")(kg, llm=llm).answer("who directed Heat")
     assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 1
     assert answer.trace[1].outputs["ok"] and answer.evidence[0].source == "cypher"
+    assert answer.evidence[0].entities == ["Michael Mann"] and "Michael Mann" in answer.evidence[0].text
     evil = ScriptedLLM({"default": "<cypher>MATCH (n) DETACH DELETE n</cypher>"})
     blocked = get_method("cypher")(kg, llm=evil).answer("delete everything")
     assert blocked.answers == [] and blocked.trace[1].outputs["rejected"]

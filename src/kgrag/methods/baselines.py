@@ -13,7 +13,7 @@ from kgrag.methods.base import (
     ask_for_answers,
     registry,
 )
-from kgrag.retrieval.graph_query import first_column_answers
+from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence
 from kgrag.retrieval.triples import rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
@@ -129,12 +129,5 @@ class TextToCypher(Method):
         if not result.ok:
             return [], []
         answers = first_column_answers(result.rows)
-        evidence = [
-            Evidence(
-                text=", ".join(f"{c}={v}" for c, v in zip(result.columns, row)),
-                entities=[str(v) for v in row if isinstance(v, str)],
-                source="cypher",
-            )
-            for row in result.rows
-        ]
+        evidence = rows_as_evidence(result.columns, result.rows)
         return answers, evidence
