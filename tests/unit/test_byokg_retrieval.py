@@ -15,6 +15,7 @@ from kgrag.retrieval.relation_paths import (
     follow_written_path,
     follow_written_paths,
     orientations,
+    relations_named,
     soft_follow,
 )
 from kgrag.retrieval.schema import example_triples, relation_schema, select_relations
@@ -133,6 +134,38 @@ def test_a_wrong_path_of_known_relations_is_not_cut_short(fb, static):
     (res,) = follow_written_paths(fb, src, ["place_of_birth -> music.artist.genre"], embedder=static)
     assert res.variant == "none" and not len(res.reached)
     assert soft_follow(fb, src, "place_of_birth -> music.artist.genre", embedder=static).variant == "soft"
+
+
+def test_a_path_missing_its_return_hop_is_bridged_when_the_question_names_its_relations(movies_kg):
+    # "release years of the films that share directors with Gladiator": the model writes
+    # directed_by -> release_year; the path meant is directed_by -> directed_by_inv -> release_year
+    kg, text = movies_kg, "directed_by -> release_year"
+    named = {kg.relation_id("directed_by"), kg.relation_id("release_year")}
+    src = [kg.entity_id("Gladiator")]
+    (plain,) = follow_written_paths(kg, src, [text])
+    assert plain.variant == "none" and not len(plain.reached)
+    (res,) = follow_written_paths(kg, src, [text], bridge=named)
+    assert res.variant == "bridged" and [kg.entities[e] for e in res.reached] == ["1979"]
+    assert res.as_json(kg)["relations"] == ["directed_by", "directed_by_inv", "release_year"]
+    assert [kg.entities[n] for n in next(iter(res.paths))[0]] == ["Gladiator", "Ridley Scott", "Alien", "1979"]
+    # never back to the entity it came from: Heat's director made no other dated film, so not Heat's own 1995
+    (heat,) = follow_written_paths(kg, [kg.entity_id("Heat")], [text], bridge=named)
+    assert heat.variant == "none" and not len(heat.reached)
+    # a relation the question does not name: no bridge
+    (off,) = follow_written_paths(kg, src, [text], bridge={kg.relation_id("directed_by")})
+    assert off.variant == "none"
+
+
+def test_relations_named_by_the_question(movies_kg):
+    minilm = load_embedder("minilm")
+    names = lambda q: {movies_kg.relations[r] for r in relations_named(movies_kg, q, minilm, exclude=["Heat"])}  # noqa: E731
+    assert names("what were the release years of the films that share directors with Heat") == {
+        "directed_by",
+        "release_year",
+    }
+    assert names("who are the actors in the movie Heat") == {"starred_actors"}
+    assert names("who wrote Heat") == {"written_by"}
+    assert names("Heat") == set()
 
 
 # ---------------------------------------------------------------------- graph queries

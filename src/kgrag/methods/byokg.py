@@ -41,7 +41,7 @@ from kgrag.prompts.tags import parse_tags, split_items
 from kgrag.retrieval.agentic import agentic_traversal
 from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
-from kgrag.retrieval.relation_paths import follow_written_paths
+from kgrag.retrieval.relation_paths import follow_written_paths, relations_named
 from kgrag.retrieval.schema import example_names, relation_schema, select_relations
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triple_scoring import best_triples, graph_rerank, text_retrieval
@@ -79,6 +79,10 @@ class BYOKGConfig(MethodConfig):
     path_orientations: bool = True  # also try reversed order / flipped directions of written paths
     path_soft_match: bool = True  # unknown relation names: the most similar relation at hand, hop by hop
     path_min_similarity: float = 0.6
+    # a path of real relations reaching nothing is retried with a return hop ("films that share directors
+    # with X": directed_by -> directed_by_inv -> ...) when the question names all its relations this closely
+    path_bridge: bool = True
+    path_bridge_min_similarity: float = 0.6
     path_top_k: int = 30
     max_paths: int = 500
     shortest_paths: bool = True
@@ -454,6 +458,13 @@ class BYOKG(Method):
     ) -> None:
         cfg = self.config
         with trace.step("paths", paths=texts) as step:
+            bridge: set[int] = set()
+            if cfg.path_bridge:
+                names = [self.kg.entities[e] for e in sources]
+                bridge = relations_named(
+                    self.kg, question, self.text_embedder, exclude=names, min_similarity=cfg.path_bridge_min_similarity
+                )
+                step.outputs["named_relations"] = sorted(self.kg.relations[r] for r in bridge)
             followed = follow_written_paths(
                 self.kg,
                 sources,
@@ -462,6 +473,7 @@ class BYOKG(Method):
                 try_orientations=cfg.path_orientations,
                 embedder=self.prefilter if cfg.path_soft_match else None,
                 min_similarity=cfg.path_min_similarity,
+                bridge=bridge,
             )
             step.outputs["followed"] = [f.as_json(self.kg) for f in followed]
             found = Paths.concat([f.paths for f in followed])

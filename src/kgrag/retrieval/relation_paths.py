@@ -10,13 +10,21 @@ reaches any entity from the sources is kept.  Entity types do the disambiguation
 ``starred_actors`` only leads anywhere backwards.  A path naming relations the KG does not have
 (``location.location.birthplace``) can still be followed softly: hop by hop, the relation at hand whose name
 embeds closest to the written one.
+
+A path whose hops are all real relations but that reaches nothing in any orientation has often lost a
+return hop: "the films that share directors with X" is ``directed_by -> directed_by_inv -> release_year``,
+and a small model writes ``directed_by -> release_year``.  Such a path can be retried with the inverse of a
+hop inserted right after it (the entities that share that hop's value), never walking back to the entity it
+came from — but only when the question names every relation of the path (:func:`relations_named`): the same
+model also writes ``written_by -> starred_actors`` for "who acted in Kafka", where the bridge would list the
+casts of the writer's other films.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +32,7 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, follow_relation_path, incident_edges
 from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize
-from kgrag.linking.names import NameIndex
+from kgrag.linking.names import STOPWORDS, NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.retrieval.triples import kg_vectors
@@ -58,7 +66,7 @@ class FollowedPath:
     directed: list[int] = field(default_factory=list)
     reached: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
     paths: Paths = field(default_factory=Paths.empty)
-    variant: str = "none"  # as_written | reversed | flipped | reversed_flipped | soft | none
+    variant: str = "none"  # as_written | reversed | flipped | reversed_flipped | bridged | soft | none
 
     def as_json(self, kg: KnowledgeGraph) -> dict:
         return {
@@ -163,7 +171,13 @@ def follow_written_path(
 
 
 def _follow(
-    kg: KnowledgeGraph, sources: Sequence[int] | np.ndarray, text: str, hops: list[Hop], max_paths: int, retry: bool
+    kg: KnowledgeGraph,
+    sources: Sequence[int] | np.ndarray,
+    text: str,
+    hops: list[Hop],
+    max_paths: int,
+    retry: bool,
+    bridge: Collection[int] = (),
 ) -> FollowedPath:
     result = FollowedPath(text=text, hops=hops)
     if not hops or not len(sources):
@@ -186,7 +200,82 @@ def _follow(
             return result
         if not retry:
             break
+    if 1 < len(hops) < MAX_HOPS and all(h.relation in bridge for h in hops):
+        _bridge(kg, sources, hops, max_paths, retry, result)
     return result
+
+
+def _bridge(
+    kg: KnowledgeGraph,
+    sources: np.ndarray | Sequence[int],
+    hops: list[Hop],
+    max_paths: int,
+    retry: bool,
+    out: FollowedPath,
+) -> None:
+    """Retry a path that reached nothing with one return hop inserted (``r1 -> r1_inv -> r2``); only paths
+    that do not come back to an entity they passed are kept.  Fills ``out`` from the first that reaches."""
+    n_rel = kg.num_relations
+    seen: set[tuple[int, ...]] = set()
+    for _, base, inverse in orientations(hops):
+        directed = [r + n_rel if inv else r for r, inv in zip(base, inverse)]
+        for i in range(1, len(directed)):
+            back = (directed[i - 1] + n_rel) % (2 * n_rel)
+            bridged = [*directed[:i], back, *directed[i:]]
+            if tuple(bridged) in seen:
+                continue
+            seen.add(tuple(bridged))
+            found = follow_relation_path(kg, sources, bridged, max_paths=2 * max_paths)
+            paths = _without_revisits(found.paths)
+            if len(paths):
+                cut = paths.truncated or len(paths) > max_paths
+                paths = Paths(paths.nodes[:max_paths], paths.edges[:max_paths], paths.lengths[:max_paths], cut)
+                out.directed, out.paths, out.variant = bridged, paths, "bridged"
+                out.reached = unique_ints(paths.endpoints().astype(np.int64)).astype(np.int32)
+                return
+        if not retry:
+            return
+
+
+def _without_revisits(paths: Paths) -> Paths:
+    """The paths that pass no entity twice (a return hop must land on another entity)."""
+    if not len(paths):
+        return paths
+    ordered = np.sort(paths.nodes, axis=1)
+    simple = ~((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
+    return Paths(paths.nodes[simple], paths.edges[simple], paths.lengths[simple], paths.truncated)
+
+
+def relations_named(
+    kg: KnowledgeGraph,
+    question: str,
+    embedder: Embedder,
+    *,
+    exclude: Sequence[str] = (),
+    min_similarity: float = 0.6,
+    stem: int = 4,
+) -> set[int]:
+    """Base relations the question names, entity names in ``exclude`` set aside: a content word shares its
+    first ``stem`` letters with a word of the relation's name ("directors" → ``directed_by``, "writers" →
+    ``written_by``), or a content word or pair of them embeds within ``min_similarity`` of the name ("wrote"
+    → ``written_by``).  Embeddings alone are too loose here: "directors" is as close to "starred actors" as
+    to "directed by" for MiniLM."""
+    text = question.lower()
+    for name in exclude:
+        text = text.replace(name.lower(), " ")
+    words = [w for w in re.findall(r"[^\W\d_]+", text) if w not in STOPWORDS]
+    if not words or not kg.num_relations:
+        return set()
+    stems = {w[:stem] for w in words if len(w) >= stem}
+    named = set()
+    for rid, name in enumerate(kg.relations):
+        rel_words = re.findall(r"[^\W\d_]+", humanize(name).lower())
+        if any(len(w) >= stem and w[:stem] in stems for w in rel_words if w not in STOPWORDS):
+            named.add(rid)
+    grams = list(dict.fromkeys(words + [f"{a} {b}" for a, b in itertools.pairwise(words)]))
+    sims = embedder.encode(grams) @ kg_vectors(kg, embedder).relations().T  # (grams, relations)
+    named.update(int(r) for r in np.flatnonzero(sims.max(axis=0) >= min_similarity))
+    return named
 
 
 def relation_parts(kg: KnowledgeGraph, text: str) -> list[str]:
@@ -245,12 +334,14 @@ def follow_written_paths(
     try_orientations: bool = True,
     embedder: Embedder | None = None,
     min_similarity: float = 0.6,
+    bridge: Collection[int] = (),
 ) -> list[FollowedPath]:
     """:func:`follow_written_path` for each distinct written path (same resolved hops are followed once);
     with an ``embedder``, a path that reaches nothing and names a relation the KG does not have is retried
     with :func:`soft_follow`.  A path of known relations that reaches nothing is wrong as written: followed
     softly it stopped after its first hop (``written_by -> starred_actors`` gave the film's writer for "who
-    acted in Kafka", and the answer call took him)."""
+    acted in Kafka", and the answer call took him).  When all its relations are in ``bridge`` (base ids, e.g.
+    from :func:`relations_named`) it is retried with a return hop inserted (module docstring)."""
     out: list[FollowedPath] = []
     done: set[tuple[tuple[int, bool], ...]] = set()
     for text in texts:
@@ -260,7 +351,7 @@ def follow_written_paths(
             out.append(FollowedPath(text=text, hops=hops))
             continue
         done.add(key)
-        found = _follow(kg, sources, text, hops, max_paths, try_orientations)
+        found = _follow(kg, sources, text, hops, max_paths, try_orientations, bridge)
         if not len(found.reached) and embedder is not None and len(hops) < len(relation_parts(kg, text)):
             soft = soft_follow(kg, sources, text, embedder=embedder, min_similarity=min_similarity, max_paths=max_paths)
             found = soft if len(soft.reached) else found
@@ -276,6 +367,7 @@ __all__ = [
     "follow_written_paths",
     "orientations",
     "relation_parts",
+    "relations_named",
     "soft_follow",
     "split_path",
 ]
