@@ -144,16 +144,19 @@ def test_a_path_missing_its_return_hop_is_bridged_when_the_question_names_its_re
     src = [kg.entity_id("Gladiator")]
     (plain,) = follow_written_paths(kg, src, [text])
     assert plain.variant == "none" and not len(plain.reached)
-    (res,) = follow_written_paths(kg, src, [text], bridge=named)
+    (res,) = follow_written_paths(kg, src, [text], bridge=lambda: named)
     assert res.variant == "bridged" and [kg.entities[e] for e in res.reached] == ["1979"]
     assert res.as_json(kg)["relations"] == ["directed_by", "directed_by_inv", "release_year"]
     assert [kg.entities[n] for n in next(iter(res.paths))[0]] == ["Gladiator", "Ridley Scott", "Alien", "1979"]
     # never back to the entity it came from: Heat's director made no other dated film, so not Heat's own 1995
-    (heat,) = follow_written_paths(kg, [kg.entity_id("Heat")], [text], bridge=named)
+    (heat,) = follow_written_paths(kg, [kg.entity_id("Heat")], [text], bridge=lambda: named)
     assert heat.variant == "none" and not len(heat.reached)
     # a relation the question does not name: no bridge
-    (off,) = follow_written_paths(kg, src, [text], bridge={kg.relation_id("directed_by")})
+    (off,) = follow_written_paths(kg, src, [text], bridge=lambda: {kg.relation_id("directed_by")})
     assert off.variant == "none"
+    # the question's relations are worked out only when a path needs a return hop
+    (direct,) = follow_written_paths(kg, src, ["directed_by"], bridge=lambda: pytest.fail("not needed"))
+    assert direct.variant == "as_written"
 
 
 def test_relations_named_by_the_question(movies_kg):

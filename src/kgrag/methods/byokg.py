@@ -458,13 +458,15 @@ class BYOKG(Method):
     ) -> None:
         cfg = self.config
         with trace.step("paths", paths=texts) as step:
-            bridge: set[int] = set()
-            if cfg.path_bridge:
+
+            def named() -> set[int]:  # only when a path needs a return hop: it embeds the question's words
                 names = [self.kg.entities[e] for e in sources]
-                bridge = relations_named(
+                found = relations_named(
                     self.kg, question, self.text_embedder, exclude=names, min_similarity=cfg.path_bridge_min_similarity
                 )
-                step.outputs["named_relations"] = sorted(self.kg.relations[r] for r in bridge)
+                step.outputs["named_relations"] = sorted(self.kg.relations[r] for r in found)
+                return found
+
             followed = follow_written_paths(
                 self.kg,
                 sources,
@@ -473,7 +475,7 @@ class BYOKG(Method):
                 try_orientations=cfg.path_orientations,
                 embedder=self.prefilter if cfg.path_soft_match else None,
                 min_similarity=cfg.path_min_similarity,
-                bridge=bridge,
+                bridge=named if cfg.path_bridge else None,
             )
             step.outputs["followed"] = [f.as_json(self.kg) for f in followed]
             found = Paths.concat([f.paths for f in followed])

@@ -22,9 +22,10 @@ casts of the writer's other films.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -177,7 +178,7 @@ def _follow(
     hops: list[Hop],
     max_paths: int,
     retry: bool,
-    bridge: Collection[int] = (),
+    bridge: Callable[[], Collection[int]] | None = None,
 ) -> FollowedPath:
     result = FollowedPath(text=text, hops=hops)
     if not hops or not len(sources):
@@ -200,7 +201,7 @@ def _follow(
             return result
         if not retry:
             break
-    if 1 < len(hops) < MAX_HOPS and all(h.relation in bridge for h in hops):
+    if bridge is not None and 1 < len(hops) < MAX_HOPS and all(h.relation in bridge() for h in hops):
         _bridge(kg, sources, hops, max_paths, retry, result)
     return result
 
@@ -267,9 +268,10 @@ def relations_named(
     if not words or not kg.num_relations:
         return set()
     stems = {w[:stem] for w in words if len(w) >= stem}
+    if "relation_words" not in kg._cache:
+        kg._cache["relation_words"] = [re.findall(r"[^\W\d_]+", humanize(n).lower()) for n in kg.relations]
     named = set()
-    for rid, name in enumerate(kg.relations):
-        rel_words = re.findall(r"[^\W\d_]+", humanize(name).lower())
+    for rid, rel_words in enumerate(kg._cache["relation_words"]):
         if any(len(w) >= stem and w[:stem] in stems for w in rel_words if w not in STOPWORDS):
             named.add(rid)
     grams = list(dict.fromkeys(words + [f"{a} {b}" for a, b in itertools.pairwise(words)]))
@@ -334,16 +336,18 @@ def follow_written_paths(
     try_orientations: bool = True,
     embedder: Embedder | None = None,
     min_similarity: float = 0.6,
-    bridge: Collection[int] = (),
+    bridge: Callable[[], Collection[int]] | None = None,
 ) -> list[FollowedPath]:
     """:func:`follow_written_path` for each distinct written path (same resolved hops are followed once);
     with an ``embedder``, a path that reaches nothing and names a relation the KG does not have is retried
     with :func:`soft_follow`.  A path of known relations that reaches nothing is wrong as written: followed
     softly it stopped after its first hop (``written_by -> starred_actors`` gave the film's writer for "who
-    acted in Kafka", and the answer call took him).  When all its relations are in ``bridge`` (base ids, e.g.
-    from :func:`relations_named`) it is retried with a return hop inserted (module docstring)."""
+    acted in Kafka", and the answer call took him).  When all its relations are in what ``bridge`` returns
+    (base ids, e.g. :func:`relations_named`; called once, and only when some path needs it) it is retried with
+    a return hop inserted (module docstring)."""
     out: list[FollowedPath] = []
     done: set[tuple[tuple[int, bool], ...]] = set()
+    bridge = functools.cache(bridge) if bridge is not None else None
     for text in texts:
         hops = RelationResolver.of(kg).parse(text)
         key = tuple((h.relation, h.inverse) for h in hops)
