@@ -36,6 +36,7 @@ from kgrag.graph.verbalize import humanize
 from kgrag.linking.names import STOPWORDS, NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.models.embeddings import Embedder, dot_scores
+from kgrag.retrieval.paths import subset
 from kgrag.retrieval.triples import kg_vectors
 
 # Separators between hops: arrows of any style, commas, semicolons, bars, "then".
@@ -183,13 +184,7 @@ def _follow(
     result = FollowedPath(text=text, hops=hops)
     if not hops or not len(sources):
         return result
-    n_rel = kg.num_relations
-    seen: set[tuple[int, ...]] = set()
-    for variant, base, inverse in orientations(hops):
-        directed = [r + n_rel if inv else r for r, inv in zip(base, inverse)]
-        if tuple(directed) in seen:
-            continue
-        seen.add(tuple(directed))
+    for variant, directed in _directed_orientations(kg, hops, retry):
         found = follow_relation_path(kg, sources, directed, max_paths=max_paths)
         if len(found.reached):
             result.directed, result.reached, result.paths, result.variant = (
@@ -199,8 +194,6 @@ def _follow(
                 variant,
             )
             return result
-        if not retry:
-            break
     if bridge is not None and 1 < len(hops) < MAX_HOPS and all(h.relation in bridge() for h in hops):
         _bridge(kg, sources, hops, max_paths, retry, result)
     return result
@@ -218,8 +211,7 @@ def _bridge(
     that do not come back to an entity they passed are kept.  Fills ``out`` from the first that reaches."""
     n_rel = kg.num_relations
     seen: set[tuple[int, ...]] = set()
-    for _, base, inverse in orientations(hops):
-        directed = [r + n_rel if inv else r for r, inv in zip(base, inverse)]
+    for _, directed in _directed_orientations(kg, hops, retry):
         for i in range(1, len(directed)):
             back = (directed[i - 1] + n_rel) % (2 * n_rel)
             bridged = [*directed[:i], back, *directed[i:]]
@@ -229,11 +221,23 @@ def _bridge(
             found = follow_relation_path(kg, sources, bridged, max_paths=2 * max_paths)
             paths = _without_revisits(found.paths)
             if len(paths):
-                cut = paths.truncated or len(paths) > max_paths
-                paths = Paths(paths.nodes[:max_paths], paths.edges[:max_paths], paths.lengths[:max_paths], cut)
-                out.directed, out.paths, out.variant = bridged, paths, "bridged"
-                out.reached = unique_ints(paths.endpoints().astype(np.int64)).astype(np.int32)
+                kept = subset(paths, np.arange(min(len(paths), max_paths)))
+                kept.truncated = paths.truncated or len(paths) > max_paths
+                out.directed, out.paths, out.variant = bridged, kept, "bridged"
+                out.reached = unique_ints(kept.endpoints().astype(np.int64)).astype(np.int32)
                 return
+
+
+def _directed_orientations(kg: KnowledgeGraph, hops: Sequence[Hop], retry: bool) -> Iterator[tuple[str, list[int]]]:
+    """:func:`orientations` as distinct directed relation ids (``r + num_relations`` walks ``r`` backwards);
+    only the path as written when ``retry`` is off."""
+    n_rel = kg.num_relations
+    seen: set[tuple[int, ...]] = set()
+    for variant, base, inverse in orientations(hops):
+        directed = [r + n_rel if inv else r for r, inv in zip(base, inverse)]
+        if tuple(directed) not in seen:
+            seen.add(tuple(directed))
+            yield variant, directed
         if not retry:
             return
 
@@ -244,7 +248,7 @@ def _without_revisits(paths: Paths) -> Paths:
         return paths
     ordered = np.sort(paths.nodes, axis=1)
     simple = ~((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
-    return Paths(paths.nodes[simple], paths.edges[simple], paths.lengths[simple], paths.truncated)
+    return subset(paths, simple)
 
 
 def relations_named(
