@@ -1,11 +1,17 @@
 """Guard for untrusted Cypher (from an LLM or a user) before it reaches any graph engine.
 
 Defence in depth: this parser-level check is the first layer; backends also execute in a read-only
-database/transaction with a timeout and a row cap.  A query passes only if, after Unicode normalisation
-(NFKC, zero-width and bidi controls removed), it tokenises cleanly (strings, backticks and comments
-understood), is one statement, starts with a read clause, uses no write/DDL/admin keyword outside strings,
-calls only allow-listed procedures and functions, and has non-ASCII characters only inside strings or
-backticked names.  A query without ``LIMIT`` gets one.
+database/transaction with a timeout and a row cap, and the embedded engine runs in a sandboxed process
+(``graph/backends/sandbox.py``).  A query passes only if, after Unicode normalisation (NFKC, zero-width and
+bidi controls removed), it tokenises cleanly (strings, backticks and comments understood), is one
+statement, starts with a read clause, uses no write/DDL/admin keyword outside strings, calls only
+allow-listed procedures and functions (quoted namespaces count like bare ones), and has non-ASCII characters
+only inside strings or backticked names.  A query without ``LIMIT`` gets one.
+
+The engine never sees the text the guard was given: it sees the query **re-written from the guard's own
+tokens** (comments dropped, every string literal and quoted name in one canonical spelling).  Engines
+disagree about where comments end and which escapes a string knows; re-writing removes every place where
+such a disagreement could turn what the guard read as data into code.
 
 >>> guard_cypher("MATCH (m:Movie) RETURN m.name").query
 'MATCH (m:Movie) RETURN m.name LIMIT 100'
@@ -18,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 DEFAULT_ROW_CAP = 100
 
@@ -54,70 +61,149 @@ ALLOWED_NAMESPACES = frozenset(
         "apoc.temporal",
         "apoc.agg",
         "apoc.label",
+        # Neo4j's built-in namespaced functions (temporal, spatial, vector)
+        "date",
+        "datetime",
+        "localdatetime",
+        "time",
+        "localtime",
+        "duration",
+        "point",
+        "vector.similarity",
     }
 )
+# Namespaces of server plugins: any reference to them is checked, called or not.
+_PLUGIN_ROOTS = frozenset({"apoc", "dbms", "gds", "db"})
 _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
 
 
+class Token(NamedTuple):
+    """One lexical token of a guarded query.
+
+    ``kind`` is ``str`` (string literal), ``name`` (backticked name), ``word``, ``num``, ``param`` or ``punct``;
+    ``value`` is what the token means (a string literal's characters, a backticked name without its quotes,
+    otherwise the text); ``gap`` says whether whitespace or a comment separated it from the previous token.
+    """
+
+    kind: str
+    value: str
+    gap: bool = False
+
+    @property
+    def text(self) -> str:
+        """The token as written back for the engine, in one canonical spelling per value."""
+        if self.kind == "str":
+            return "'" + "".join(_STRING_ESCAPES.get(ch, ch) for ch in self.value) + "'"
+        if self.kind == "name":
+            return "`" + self.value.replace("`", "``") + "`"
+        return self.value
+
+
 @dataclass
 class GuardResult:
-    """``ok`` with the query to run (normalised, LIMIT added), or a ``reason`` an LLM can be re-prompted with."""
+    """``ok`` with the query to run (re-written from the checked tokens, LIMIT added), or a ``reason``."""
 
     ok: bool
     query: str = ""
     reason: str = ""
-    tokens: list[str] = field(default_factory=list, repr=False)
+    tokens: list[Token] = field(default_factory=list, repr=False)
 
 
 class _Reject(Exception):
     pass
 
 
-def _tokenise(query: str) -> list[tuple[str, str]]:
-    """(kind, text) tokens; kinds: str, name (backticked), word, num, param, punct. Comments dropped."""
-    tokens: list[tuple[str, str]] = []
+# How a string literal's characters are written back: only these are escaped, the rest stay as they are.
+_STRING_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# What an escape inside a string literal means (openCypher); an unknown escape keeps its backslash.
+_UNESCAPE = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _string_value(query: str, i: int) -> tuple[str, int]:
+    """Decode the string literal opening at ``query[i]``; returns its characters and the index after it."""
+    quote, j, n = query[i], i + 1, len(query)
+    out: list[str] = []
+    while j < n and query[j] != quote:
+        ch = query[j]
+        if ch != "\\":
+            out.append(ch)
+            j += 1
+            continue
+        if j + 1 >= n:
+            break
+        esc = query[j + 1]
+        if esc in "uU":
+            width = 4 if esc == "u" else 8
+            digits = query[j + 2 : j + 2 + width]
+            if len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise _Reject(f"bad \\{esc} escape in a string literal")
+            code = int(digits, 16)
+            if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                raise _Reject(f"\\{esc}{digits} is not a character")
+            out.append(chr(code))
+            j += 2 + width
+        else:
+            out.append(_UNESCAPE.get(esc, "\\" + esc))
+            j += 2
+    if j >= n:
+        raise _Reject("unterminated string literal")
+    value = "".join(out)
+    if _CONTROL.search(value):
+        raise _Reject("control characters are not allowed in string literals")
+    return value, j + 1
+
+
+def _tokenise(query: str) -> list[Token]:
+    """The query as tokens, comments dropped: what the guard checks is exactly what the engine will run."""
+    tokens: list[Token] = []
     i, n = 0, len(query)
+    gap = False
     while i < n:
         ch = query[i]
         if ch.isspace():
             i += 1
-        elif query.startswith("//", i):
+            gap = True
+            continue
+        if query.startswith("//", i):
             end = query.find("\n", i)
             i = n if end < 0 else end + 1
-        elif query.startswith("/*", i):
+            gap = True
+            continue
+        if query.startswith("/*", i):
             end = query.find("*/", i + 2)
             if end < 0:
                 raise _Reject("unterminated /* comment")
             i = end + 2
-        elif ch in "'\"":
-            j = i + 1
-            while j < n and query[j] != ch:
-                j += 2 if query[j] == "\\" else 1
-            if j >= n:
-                raise _Reject("unterminated string literal")
-            tokens.append(("str", query[i : j + 1]))
-            i = j + 1
+            gap = True
+            continue
+        if ch in "'\"":
+            value, i = _string_value(query, i)
+            tokens.append(Token("str", value, gap))
         elif ch == "`":
             j = query.find("`", i + 1)
             while j >= 0 and query.startswith("``", j):  # doubled backtick escapes one
                 j = query.find("`", j + 2)
             if j < 0:
                 raise _Reject("unterminated `quoted name`")
-            tokens.append(("name", query[i : j + 1]))
+            value = query[i + 1 : j].replace("``", "`")
+            if _CONTROL.search(value) or "\n" in value or "\r" in value:
+                raise _Reject("control characters are not allowed in `quoted names`")
+            tokens.append(Token("name", value, gap))
             i = j + 1
         elif ch == "$":
             m = re.match(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\d+", query[i:])
             if not m:
                 raise _Reject("bad parameter")
-            tokens.append(("param", m.group()))
+            tokens.append(Token("param", m.group(), gap))
             i += len(m.group())
         elif ch.isdigit():
             m = re.match(r"\d+(\.\d+)?([eE][+-]?\d+)?", query[i:])
             assert m
-            tokens.append(("num", m.group()))
+            tokens.append(Token("num", m.group(), gap))
             i += len(m.group())
         elif ch.isalpha() or ch == "_":
             m = re.match(r"[^\W\d]\w*", query[i:])
@@ -125,63 +211,112 @@ def _tokenise(query: str) -> list[tuple[str, str]]:
             word = m.group()
             if not word.isascii():
                 raise _Reject(f"non-ASCII characters outside strings ({word!r}); quote names with backticks")
-            tokens.append(("word", word))
+            tokens.append(Token("word", word, gap))
             i += len(word)
         elif ord(ch) > 127:
             raise _Reject(f"unexpected character {ch!r} (U+{ord(ch):04X}) outside strings")
+        elif not ch.isprintable() or ch == "\\":
+            raise _Reject(f"unexpected character {ch!r} outside strings")
         else:
-            tokens.append(("punct", ch))
+            tokens.append(Token("punct", ch, gap))
             i += 1
+        gap = False
     return tokens
 
 
-def _dotted_name(tokens: list[tuple[str, str]], start: int) -> str:
-    """The dotted identifier starting at ``start``, lower-cased (``apoc.cypher.runWrite``)."""
-    parts = [tokens[start][1]]
+def serialise(tokens: list[Token]) -> str:
+    """The text the engine runs: each token in its canonical spelling, one space where the source had a gap."""
+    return "".join((" " if tok.gap and k else "") + tok.text for k, tok in enumerate(tokens))
+
+
+def _is(tok: Token, kind: str, value: str) -> bool:
+    return tok.kind == kind and tok.value == value
+
+
+def _dotted_name(tokens: list[Token], start: int) -> tuple[str, int]:
+    """The dotted identifier starting at ``start``, lower-cased (``apoc.cypher.runwrite``), and its end index.
+
+    Backticked segments count like bare ones: ```apoc`.cypher`` names the same function as ``apoc.cypher``.
+    """
+    parts = [tokens[start].value]
     i = start + 1
-    while i + 1 < len(tokens) and tokens[i] == ("punct", ".") and tokens[i + 1][0] in ("word", "name"):
-        parts.append(tokens[i + 1][1].strip("`"))
+    while i + 1 < len(tokens) and _is(tokens[i], "punct", ".") and tokens[i + 1].kind in ("word", "name"):
+        parts.append(tokens[i + 1].value)
         i += 2
-    return ".".join(parts).lower()
+    return ".".join(parts).lower(), i
 
 
-def _check(tokens: list[tuple[str, str]]) -> None:
+def _check(tokens: list[Token]) -> None:
     if not tokens:
         raise _Reject("empty query")
-    while tokens and tokens[-1] == ("punct", ";"):
+    while tokens and _is(tokens[-1], "punct", ";"):
         tokens.pop()
-    if ("punct", ";") in tokens:
+    if any(_is(tok, "punct", ";") for tok in tokens):
         raise _Reject("only one statement is allowed (found ';')")
-    if tokens[0][0] != "word" or tokens[0][1].lower() not in READ_STARTS:
+    if tokens[0].kind != "word" or tokens[0].value.lower() not in READ_STARTS:
         raise _Reject(
             f"a query must start with a read clause (MATCH, OPTIONAL MATCH, WITH, UNWIND, RETURN, CALL), "
-            f"not {tokens[0][1]!r}"
+            f"not {tokens[0].text!r}"
         )
-    for i, (kind, text) in enumerate(tokens):
-        if kind != "word":
+    for i, tok in enumerate(tokens):
+        if tok.kind not in ("word", "name"):
             continue
-        low = text.lower()
-        after_dot = i > 0 and tokens[i - 1] == ("punct", ".")
+        after_dot = i > 0 and _is(tokens[i - 1], "punct", ".")
         if after_dot:
             continue  # a property or namespace segment: n.set, db.labels
-        map_key = i + 1 < len(tokens) and tokens[i + 1] == ("punct", ":") and i > 0 and tokens[i - 1][1] in "{,"
-        if low in FORBIDDEN and not map_key:
-            raise _Reject(f"write or admin keyword {text.upper()} is not allowed")
-        if low == "call":
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else ("", "")
-            if nxt == ("punct", "{"):
-                raise _Reject("CALL { } subqueries are not allowed")
-            name = _dotted_name(tokens, i + 1) if nxt[0] == "word" else ""
-            if name not in ALLOWED_PROCEDURES:
-                raise _Reject(f"procedure {name or '?'!r} is not allow-listed")
-        if low in ("apoc", "dbms", "gds", "db") and i + 1 < len(tokens) and tokens[i + 1] == ("punct", "."):
-            name = _dotted_name(tokens, i)
-            is_call = i > 0 and tokens[i - 1][1].lower() == "call"
-            namespace = name.rsplit(".", 1)[0]
-            if not (is_call and name in ALLOWED_PROCEDURES) and namespace not in ALLOWED_NAMESPACES:
-                raise _Reject(f"{name!r} is not allow-listed")
-        if low == "periodic" or (low == "in" and i + 1 < len(tokens) and tokens[i + 1][1].lower() == "transactions"):
-            raise _Reject("batched writes (IN TRANSACTIONS / periodic commit) are not allowed")
+        low = tok.value.lower()
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else Token("", "")
+        if tok.kind == "word":
+            map_key = _is(nxt, "punct", ":") and i > 0 and tokens[i - 1].value in "{,"
+            if low in FORBIDDEN and not map_key:
+                raise _Reject(f"write or admin keyword {tok.value.upper()} is not allowed")
+            if low == "call":
+                if _is(nxt, "punct", "{"):
+                    raise _Reject("CALL { } subqueries are not allowed")
+                name = _dotted_name(tokens, i + 1)[0] if nxt.kind in ("word", "name") else ""
+                if name not in ALLOWED_PROCEDURES:
+                    raise _Reject(f"procedure {name or '?'!r} is not allow-listed")
+                continue
+            if low == "periodic" or (low == "in" and nxt.value.lower() == "transactions"):
+                raise _Reject("batched writes (IN TRANSACTIONS / periodic commit) are not allowed")
+        _check_namespaced_call(tokens, i)
+
+
+def _check_namespaced_call(tokens: list[Token], i: int) -> None:
+    """A namespaced function (``ns.fn(...)``, quoted or not) runs only if its namespace computes values."""
+    if not (i + 1 < len(tokens) and _is(tokens[i + 1], "punct", ".")):
+        return
+    name, end = _dotted_name(tokens, i)
+    is_call = i > 0 and tokens[i - 1].kind == "word" and tokens[i - 1].value.lower() == "call"
+    invoked = end < len(tokens) and _is(tokens[end], "punct", "(")
+    root = name.split(".", 1)[0]
+    if not (invoked or is_call or root in _PLUGIN_ROOTS):
+        return  # a property lookup: n.name
+    if is_call and name in ALLOWED_PROCEDURES:
+        return
+    if name.rsplit(".", 1)[0] not in ALLOWED_NAMESPACES:
+        raise _Reject(f"{name!r} is not allow-listed")
+
+
+class CypherSyntaxError(ValueError):
+    """A query the guard's tokeniser cannot read (unterminated string, control character, ...)."""
+
+
+def tokenise_cypher(query: str) -> list[Token]:
+    """Tokens of a (trusted) query, without the read-only checks; raises :class:`CypherSyntaxError`."""
+    try:
+        return _tokenise(normalise_unicode(query).strip())
+    except _Reject as exc:
+        raise CypherSyntaxError(str(exc)) from None
+
+
+def check_tokens(tokens: list[Token]) -> str | None:
+    """Why the guard refuses these tokens, or None; for tokens a dialect rewrite produced after the guard."""
+    try:
+        _check(list(tokens))
+    except _Reject as exc:
+        return str(exc)
+    return None
 
 
 def normalise_unicode(query: str) -> str:
@@ -201,7 +336,6 @@ def guard_cypher(query: str, *, row_cap: int = DEFAULT_ROW_CAP) -> GuardResult:
         _check(tokens)
     except _Reject as exc:
         return GuardResult(False, reason=str(exc))
-    text = text.rstrip().rstrip(";").rstrip()
-    if not any(kind == "word" and t.lower() == "limit" for kind, t in tokens):
-        text = f"{text} LIMIT {row_cap}"
-    return GuardResult(True, query=text, tokens=[t for _, t in tokens])
+    if not any(tok.kind == "word" and tok.value.lower() == "limit" for tok in tokens):
+        tokens += [Token("word", "LIMIT", True), Token("num", str(int(row_cap)), True)]
+    return GuardResult(True, query=serialise(tokens), tokens=tokens)

@@ -2,7 +2,8 @@
 
 A backend implements ``_execute(query, params, timeout, row_cap) -> (columns, rows, truncated)`` and may
 override ``_rewrite`` for its dialect; ``run`` owns the guard, the extra row that detects truncation, timing
-and turning engine errors into results.
+and turning engine errors into results.  The dialect rewrite works on the guard's tokens and the engine gets
+the text serialised from them, so nothing the engine runs was skipped by the guard.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from kgrag.retrieval.cypher import DEFAULT_ROW_CAP, guard_cypher
+from kgrag.retrieval.cypher import (
+    DEFAULT_ROW_CAP,
+    CypherSyntaxError,
+    Token,
+    check_tokens,
+    guard_cypher,
+    serialise,
+    tokenise_cypher,
+)
 
 
 @dataclass
@@ -77,12 +86,20 @@ class CypherBackend:
     ) -> CypherResult:
         """Run a query (guarded unless ``trusted``) read-only, with a timeout and a row cap; never raises."""
         start = time.perf_counter()
-        if not trusted:
+        if trusted:
+            try:
+                tokens = tokenise_cypher(query)
+            except CypherSyntaxError as exc:
+                return CypherResult(query=query, error=str(exc))
+        else:
             guard = guard_cypher(query, row_cap=row_cap + 1)  # one extra row tells us about truncation
             if not guard.ok:
                 return CypherResult(query=query, error=guard.reason, rejected=True)
-            query = guard.query
-        query, params = self._rewrite(query, params)
+            tokens = guard.tokens
+        tokens, params = self._rewrite(tokens, params)
+        if not trusted and (reason := check_tokens(tokens)):
+            return CypherResult(query=query, error=reason, rejected=True)
+        query = serialise(tokens)
         try:
             columns, rows, truncated = self._execute(query, params, timeout, row_cap)
         except Exception as exc:  # the engine's parse/bind/runtime/timeout/connection errors
@@ -91,9 +108,11 @@ class CypherBackend:
             query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
         )
 
-    def _rewrite(self, query: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
-        """Dialect adjustments before execution (none by default)."""
-        return query, params
+    def _rewrite(
+        self, tokens: list[Token], params: dict[str, Any] | None
+    ) -> tuple[list[Token], dict[str, Any] | None]:
+        """Dialect adjustments of the checked tokens before execution (none by default)."""
+        return tokens, params
 
     def _execute(
         self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int

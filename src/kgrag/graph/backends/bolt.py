@@ -25,9 +25,10 @@ import numpy as np
 
 from kgrag.errors import MissingExtraError
 from kgrag.graph.backends.base import CypherBackend, plain_value
-from kgrag.graph.backends.ladybug import _STRING, NODE_TABLE, table_names
+from kgrag.graph.backends.ladybug import NODE_TABLE, table_names
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR
+from kgrag.retrieval.cypher import Token, serialise, tokenise_cypher
 
 
 def cypher_literal(value: Any) -> str:
@@ -48,22 +49,22 @@ def cypher_literal(value: Any) -> str:
     raise TypeError(f"cannot write {type(value).__name__} as a Cypher literal")
 
 
-_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+def inline_tokens(tokens: list[Token], params: dict[str, Any]) -> list[Token]:
+    """Replace each ``$name`` token by the tokens of the literal value of ``params[name]``."""
+    out: list[Token] = []
+    for tok in tokens:
+        name = tok.value[1:]
+        if tok.kind != "param" or name not in params:
+            out.append(tok)
+            continue
+        literal = tokenise_cypher(cypher_literal(params[name]))
+        out += [literal[0]._replace(gap=tok.gap), *literal[1:]]
+    return out
 
 
 def inline_parameters(query: str, params: dict[str, Any]) -> str:
     """Replace ``$name`` outside string literals by the literal value of ``params[name]``."""
-    out, last = [], 0
-
-    def sub(segment: str) -> str:
-        return _PARAM.sub(lambda m: cypher_literal(params[m.group(1)]) if m.group(1) in params else m.group(), segment)
-
-    for m in _STRING.finditer(query):
-        out.append(sub(query[last : m.start()]))
-        out.append(m.group())
-        last = m.end()
-    out.append(sub(query[last:]))
-    return "".join(out)
+    return serialise(inline_tokens(tokenise_cypher(query), params))
 
 
 def _quote(name: str) -> str:
@@ -178,10 +179,12 @@ class BoltBackend(CypherBackend):
                     self._write(session, query, rows=rows[lo : lo + batch]).consume()
         return time.perf_counter() - start
 
-    def _rewrite(self, query: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    def _rewrite(
+        self, tokens: list[Token], params: dict[str, Any] | None
+    ) -> tuple[list[Token], dict[str, Any] | None]:
         if self.inline_params and params:
-            return inline_parameters(query, params), None
-        return query, params
+            return inline_tokens(tokens, params), None
+        return tokens, params
 
     def _execute(
         self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int

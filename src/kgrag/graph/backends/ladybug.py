@@ -30,6 +30,7 @@ from kgrag.errors import MissingExtraError
 from kgrag.graph.backends.base import CypherBackend, plain_value
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, stored_mapping
+from kgrag.retrieval.cypher import Token, serialise, tokenise_cypher
 
 _TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN"}
 
@@ -46,7 +47,6 @@ def _escape_name(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
 # Words that Ladybug's parser reserves but schemas use as labels or relationship types (Northwind's :Order).
 RESERVED = frozenset(
     {
@@ -87,30 +87,31 @@ RESERVED = frozenset(
 
 # Neo4j function names and their Ladybug equivalents.
 _FUNCTIONS = {"tofloat": "to_double", "tointeger": "to_int64", "tostring": "to_string", "toboolean": "to_bool"}
-_FUNCTION_CALL = re.compile(r"\b(" + "|".join(_FUNCTIONS) + r")\s*\(", re.IGNORECASE)
 
 
-def to_ladybug_dialect(query: str, labels: set[str]) -> str:
-    """Rewrite Neo4j-isms Ladybug rejects, outside string literals.
+def ladybug_dialect(tokens: list[Token], labels: set[str]) -> list[Token]:
+    """Rewrite Neo4j-isms Ladybug rejects, token by token (string literals are never touched).
 
     Labels/types that are reserved words get backticks (``(:Order)`` → ``(:`Order`)``); ``toFloat``,
     ``toInteger``, ``toString``, ``toBoolean`` become ``to_double``, ``to_int64``, ``to_string``, ``to_bool``.
     """
     reserved = {lab for lab in labels if lab.lower() in RESERVED}
-    label_re = re.compile(r"(:\s*)(" + "|".join(re.escape(lab) for lab in reserved) + r")\b") if reserved else None
+    out: list[Token] = []
+    for i, tok in enumerate(tokens):
+        if tok.kind == "word":
+            called = i + 1 < len(tokens) and tokens[i + 1].kind == "punct" and tokens[i + 1].value == "("
+            after_colon = bool(out) and out[-1].kind == "punct" and out[-1].value == ":"
+            if called and tok.value.lower() in _FUNCTIONS:
+                tok = tok._replace(value=_FUNCTIONS[tok.value.lower()])
+            elif after_colon and tok.value in reserved:
+                tok = tok._replace(kind="name")
+        out.append(tok)
+    return out
 
-    def rewrite(segment: str) -> str:
-        if label_re is not None:
-            segment = label_re.sub(lambda x: f"{x.group(1)}`{x.group(2)}`", segment)
-        return _FUNCTION_CALL.sub(lambda x: _FUNCTIONS[x.group(1).lower()] + "(", segment)
 
-    out, last = [], 0
-    for m in _STRING.finditer(query):
-        out.append(rewrite(query[last : m.start()]))
-        out.append(m.group())
-        last = m.end()
-    out.append(rewrite(query[last:]))
-    return "".join(out)
+def to_ladybug_dialect(query: str, labels: set[str]) -> str:
+    """:func:`ladybug_dialect` on query text (tokenised and serialised again)."""
+    return serialise(ladybug_dialect(tokenise_cypher(query), labels))
 
 
 def table_names(relations: list[str]) -> list[str]:
@@ -238,8 +239,10 @@ class LadybugBackend(CypherBackend):
             conn.execute(f"COPY {name} FROM '{tables / ('rel_' + rel['type'] + '.csv')}' (header=true, escape='\"')")
 
     # ------------------------------------------------------------------ queries
-    def _rewrite(self, query: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
-        return to_ladybug_dialect(query, self._labels()), params
+    def _rewrite(
+        self, tokens: list[Token], params: dict[str, Any] | None
+    ) -> tuple[list[Token], dict[str, Any] | None]:
+        return ladybug_dialect(tokens, self._labels()), params
 
     def _execute(
         self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int
