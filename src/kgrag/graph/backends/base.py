@@ -108,9 +108,7 @@ class CypherBackend:
             query=query, columns=columns, rows=rows, truncated=truncated, seconds=time.perf_counter() - start
         )
 
-    def _rewrite(
-        self, tokens: list[Token], params: dict[str, Any] | None
-    ) -> tuple[list[Token], dict[str, Any] | None]:
+    def _rewrite(self, tokens: list[Token], params: dict[str, Any] | None) -> tuple[list[Token], dict[str, Any] | None]:
         """Dialect adjustments of the checked tokens before execution (none by default)."""
         return tokens, params
 

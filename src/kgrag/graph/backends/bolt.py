@@ -179,9 +179,7 @@ class BoltBackend(CypherBackend):
                     self._write(session, query, rows=rows[lo : lo + batch]).consume()
         return time.perf_counter() - start
 
-    def _rewrite(
-        self, tokens: list[Token], params: dict[str, Any] | None
-    ) -> tuple[list[Token], dict[str, Any] | None]:
+    def _rewrite(self, tokens: list[Token], params: dict[str, Any] | None) -> tuple[list[Token], dict[str, Any] | None]:
         if self.inline_params and params:
             return inline_tokens(tokens, params), None
         return tokens, params

@@ -5,7 +5,7 @@ per KG relation (``MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.
 built once by bulk ``COPY`` from CSV files (never row by row), in a temp directory renamed into place, and
 tagged with the KG checksum so a re-ingested KG gets a fresh database.  Untrusted queries go through
 :func:`kgrag.retrieval.cypher.guard_cypher` and then run on a **read-only** database handle with a timeout
-and a row cap.
+and a row cap, in a sandboxed child process that can open no file (:mod:`kgrag.graph.backends.sandbox`).
 
 Dialect notes for Text2Cypher prompts (Ladybug vs Neo4j): the relationship type is ``label(r)`` (Neo4j:
 ``type(r)``); variable-length patterns need an upper bound (``-[*1..3]->``); shortest paths are written
@@ -19,7 +19,6 @@ import json
 import re
 import shutil
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from kgrag.errors import MissingExtraError
-from kgrag.graph.backends.base import CypherBackend, plain_value
+from kgrag.graph.backends.base import CypherBackend
+from kgrag.graph.backends.sandbox import DEFAULT_MEMORY_LIMIT, SandboxedEngine
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, stored_mapping
 from kgrag.retrieval.cypher import Token, serialise, tokenise_cypher
@@ -141,7 +141,9 @@ class LadybugBackend(CypherBackend):
 
     name = "ladybug"
 
-    def __init__(self, kg: KnowledgeGraph, path: str | Path | None = None) -> None:
+    def __init__(
+        self, kg: KnowledgeGraph, path: str | Path | None = None, *, memory_limit: int = DEFAULT_MEMORY_LIMIT
+    ) -> None:
         try:
             import ladybug
         except ImportError as exc:
@@ -151,14 +153,13 @@ class LadybugBackend(CypherBackend):
         if path is None:
             path = kg.store_path / "ladybug" if kg.store_path else Path(tempfile.mkdtemp(prefix="kgrag-ladybug-"))
         self.path = Path(path)
-        self._lock = threading.Lock()
         self.tables = table_names(self.kg.relations)
         self.mapping = stored_mapping(kg)  # a property graph keeps its labels and typed properties
         self.build_seconds = 0.0
         if not self._is_current():
             self._build()
-        self._db = ladybug.Database(str(self.path / "db"), read_only=True)
-        self._conn = ladybug.Connection(self._db)
+        # queries run in a sandboxed child process (no files, bounded memory, killed past its timeout)
+        self._engine = SandboxedEngine(self.path / "db", memory_limit=memory_limit)
 
     # ------------------------------------------------------------------ build
     def _tag(self) -> dict[str, Any]:
@@ -239,22 +240,13 @@ class LadybugBackend(CypherBackend):
             conn.execute(f"COPY {name} FROM '{tables / ('rel_' + rel['type'] + '.csv')}' (header=true, escape='\"')")
 
     # ------------------------------------------------------------------ queries
-    def _rewrite(
-        self, tokens: list[Token], params: dict[str, Any] | None
-    ) -> tuple[list[Token], dict[str, Any] | None]:
+    def _rewrite(self, tokens: list[Token], params: dict[str, Any] | None) -> tuple[list[Token], dict[str, Any] | None]:
         return ladybug_dialect(tokens, self._labels()), params
 
     def _execute(
         self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int
     ) -> tuple[list[str], list[list[Any]], bool]:
-        with self._lock:
-            self._conn.set_query_timeout(int(timeout * 1000))
-            result = self._conn.execute(query, params or {})
-            columns = list(result.get_column_names())
-            rows: list[list[Any]] = []
-            while result.has_next() and len(rows) < row_cap:
-                rows.append([plain_value(v) for v in result.get_next()])
-            return columns, rows, result.has_next()
+        return self._engine.execute(query, params, timeout, row_cap)
 
     def _labels(self) -> set[str]:
         if self.mapping is None:
@@ -283,4 +275,4 @@ class LadybugBackend(CypherBackend):
         return f"Node label: {NODE_TABLE} (properties: id INT64, name STRING)\nRelationships:\n{rels}\n{DIALECT_NOTES}"
 
     def close(self) -> None:
-        self._conn.close()
+        self._engine.close()
