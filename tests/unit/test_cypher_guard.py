@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kgrag.retrieval.cypher import guard_cypher, normalise_unicode
+from kgrag.retrieval.cypher import guard_cypher, normalise_unicode, tokenise_cypher
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -16,7 +18,7 @@ def _corpus(name: str) -> list[str]:
     return [line.replace("\\n", "\n") for line in lines if line.strip() and not line.startswith("# ")]
 
 
-ATTACKS = _corpus("cypher_attacks.txt")
+ATTACKS = _corpus("attacks/cypher_guard.txt")
 LEGIT = _corpus("cypher_legit.txt")
 
 
@@ -54,3 +56,67 @@ def test_unicode_normalisation():
     assert normalise_unicode("DEL\u200bETE") == "DELETE"
     assert normalise_unicode("\uff24\uff25\uff2c") == "DEL"
     assert "non-ASCII" in guard_cypher("MATCH (n) \u0421REATE (m)").reason
+
+
+# --- the engine runs the guard's tokens, not the text it was given (issue #22) ---------------------------------
+def test_comment_the_engine_ends_elsewhere_cannot_hide_code():
+    # Ladybug does not end `/* **/` where the guard does: the guard's reading must be the only one sent.
+    attack = 'UNWIND [1] AS x /* **/ \'x /* */ LOAD FROM "/etc/passwd" (file_format="csv") RETURN * //\''
+    result = guard_cypher(attack)
+    kinds = [tok.kind for tok in result.tokens]
+    assert kinds[-3:] == ["str", "word", "num"]  # one string literal, then the appended LIMIT n
+    assert "/*" not in result.query.split("'")[0] and not result.query.rstrip().endswith("//'")
+    assert result.query.startswith("UNWIND [1] AS x 'x /* */ LOAD FROM")
+
+
+def test_comments_are_dropped_and_whitespace_kept_as_one_space():
+    result = guard_cypher("MATCH (n)/* a */RETURN n.name // tail\n")
+    assert result.query == "MATCH (n) RETURN n.name LIMIT 100"
+
+
+def test_string_literals_are_written_in_one_spelling():
+    result = guard_cypher("RETURN \"it's\" AS a, '\\u0041\\n' AS b, 'back\\\\slash' AS c")
+    assert result.query == "RETURN 'it\\'s' AS a, 'A\\n' AS b, 'back\\\\slash' AS c LIMIT 100"
+    assert [t.value for t in result.tokens if t.kind == "str"] == ["it's", "A\n", "back\\slash"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "RETURN `apoc`.cypher.runFirstColumnSingle('MATCH (n) DETACH DELETE n RETURN 1', {})",
+        "RETURN apoc.`cypher`.runFirstColumnSingle('x', {})",
+        "CALL `apoc`.`load`.json('file:///etc/passwd')",
+        "RETURN custom.evil('x')",
+        "RETURN `dbms`.`components`()",
+    ],
+)
+def test_quoted_and_unknown_namespaces_are_checked(query):
+    assert not guard_cypher(query).ok
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["RETURN 'a\x00b'", "RETURN 1\x00", "RETURN '\\uD800'", "RETURN `a``b`", "RETURN '\\u12'", "RETURN 1 \\ 2"],
+)
+def test_control_characters_and_broken_escapes_are_refused(query):
+    assert not guard_cypher(query).ok
+
+
+def test_namespaced_builtins_and_properties_still_pass():
+    assert guard_cypher("MATCH (n) RETURN n.name, date.truncate('day', date())").ok
+    assert guard_cypher("CALL db.labels()").ok
+
+
+_text = st.text(alphabet="MATCHRETURN ()[]{}:.,'\"`\\/*;\n\t$-><=ab1éÅ\u2028", max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(query=_text)
+def test_accepted_output_is_a_fixpoint(query):
+    """Whatever the guard accepts, re-reading its output gives the same tokens and the same output."""
+    first = guard_cypher(query)
+    if not first.ok:
+        return
+    second = guard_cypher(first.query)
+    assert second.ok and second.query == first.query
+    assert [(t.kind, t.value) for t in tokenise_cypher(first.query)] == [(t.kind, t.value) for t in first.tokens]

@@ -192,6 +192,8 @@ def _tokenise(query: str) -> list[Token]:
             value = query[i + 1 : j].replace("``", "`")
             if _CONTROL.search(value) or "\n" in value or "\r" in value:
                 raise _Reject("control characters are not allowed in `quoted names`")
+            if "`" in value:  # engines disagree on doubled backticks (FalkorDB fails on them)
+                raise _Reject("a `quoted name` may not contain a backtick")
             tokens.append(Token("name", value, gap))
             i = j + 1
         elif ch == "$":
@@ -247,10 +249,10 @@ def _dotted_name(tokens: list[Token], start: int) -> tuple[str, int]:
 
 
 def _check(tokens: list[Token]) -> None:
-    if not tokens:
-        raise _Reject("empty query")
     while tokens and _is(tokens[-1], "punct", ";"):
         tokens.pop()
+    if not tokens:
+        raise _Reject("empty query")
     if any(_is(tok, "punct", ";") for tok in tokens):
         raise _Reject("only one statement is allowed (found ';')")
     if tokens[0].kind != "word" or tokens[0].value.lower() not in READ_STARTS:
