@@ -44,6 +44,7 @@ def test_ask_cypher_with_injected_queries_reads_and_writes_nothing(setup):
         assert res.status_code < 500, res.text
         assert CANARY_TEXT not in res.text
     assert list(out.iterdir()) == []
-    legit = ScriptedLLM({"default": "<cypher>MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name</cypher>"})
+    heat = "MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name"
+    legit = ScriptedLLM({"default": f"<cypher>{heat}</cypher>"})
     res = TestClient(create_app(kg, llm=legit)).post("/ask", json={"question": "who directed Heat", "method": "cypher"})
     assert res.status_code == 200 and "Michael Mann" in res.json()["answers"]
