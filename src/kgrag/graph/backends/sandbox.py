@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import struct
 import subprocess
@@ -217,6 +216,8 @@ def _warm_up(conn: Any) -> None:
 
 
 def _serve(config: dict[str, Any], fd_in: int, fd_out: int) -> None:
+    import resource  # POSIX only: imported in the child, not when the backend module loads
+
     import ladybug
 
     from kgrag.graph.backends import seccomp
