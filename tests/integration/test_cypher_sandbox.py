@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kgrag.graph.backends.guard import guard_cypher, tokenise_cypher
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.cypher import guard_cypher, tokenise_cypher
 from tests.conftest import MOVIES
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgrag.retrieval.cypher import guard_cypher, normalise_unicode, tokenise_cypher
+from kgrag.graph.backends.guard import guard_cypher, normalise_unicode, tokenise_cypher
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -6,28 +6,14 @@ list (best first), ``gold`` the gold answers.
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
+from kgrag.linking.normalize import normalize_answer
 from kgrag.registry import Registry
-
-_SPACES = re.compile(r"\s+")
-_EDGE_PUNCT = string.punctuation + "“”‘’«»"
 
 Metric = Callable[[Sequence[str], Sequence[str]], float]
 metrics: Registry[Metric] = Registry("metric")
-
-
-def normalize_answer(text: str) -> str:
-    """Lowercase, ``_`` → space, collapse whitespace, strip punctuation at both ends.
-
-    >>> normalize_answer("  The_Matrix. ")
-    'the matrix'
-    """
-    text = _SPACES.sub(" ", str(text).replace("_", " ").lower()).strip()
-    return text.strip(_EDGE_PUNCT + " ")
 
 
 def _norm_list(items: Iterable[str]) -> list[str]:

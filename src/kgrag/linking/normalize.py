@@ -3,15 +3,21 @@
 Lower case, accents stripped (``Franzén`` → ``franzen``), underscores and punctuation treated as separators:
 ``"Some Mother's Son"`` → tokens ``some mother s son``.  :func:`tokens_with_spans` keeps each token's
 character span in the original text so a match can be reported where the user wrote it.
+
+:func:`normalize_answer` is the lighter form answers are compared in (scoring, and finding the entities an
+answer names): accents and inner punctuation are kept, so ``Amélie`` and ``Amelie`` stay different answers.
 """
 
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+_EDGE_PUNCT = string.punctuation + "“”‘’«»"
 
 
 @lru_cache(maxsize=65536)
@@ -32,3 +38,13 @@ def normalize(text: str) -> str:
 
 def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     return [(fold(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def normalize_answer(text: str) -> str:
+    """Lowercase, ``_`` → space, collapse whitespace, strip punctuation at both ends.
+
+    >>> normalize_answer("  The_Matrix. ")
+    'the matrix'
+    """
+    text = _SPACES.sub(" ", str(text).replace("_", " ").lower()).strip()
+    return text.strip(_EDGE_PUNCT + " ")

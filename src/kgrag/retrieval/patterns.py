@@ -21,6 +21,7 @@ import numpy as np
 
 from kgrag.graph.algorithms import Paths, incident_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
+from kgrag.linking.normalize import normalize_answer
 
 
 @dataclass
@@ -171,8 +172,6 @@ def paths_to(
 
 def answer_entities(kg: KnowledgeGraph, answers: Sequence[str]) -> np.ndarray:
     """Entity ids whose normalised name equals a normalised answer (the name index is built once per KG)."""
-    from kgrag.eval.metrics import normalize_answer
-
     key = ("normalised_names",)
     if key not in kg._cache:
         index: dict[str, list[int]] = {}

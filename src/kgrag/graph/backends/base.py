@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from kgrag.retrieval.cypher import (
+from kgrag.graph.backends.guard import (
     DEFAULT_ROW_CAP,
     CypherSyntaxError,
     Token,

@@ -1,7 +1,7 @@
 """Cypher over any Neo4j-protocol (Bolt) server — Neo4j, Memgraph, FalkorDB — via the ``neo4j`` driver.
 
 Extra ``[bolt]``.  Loading uses batched ``UNWIND $rows`` statements (one round trip per few thousand rows);
-untrusted queries pass :func:`kgrag.retrieval.cypher.guard_cypher` and run in a read transaction with a
+untrusted queries pass :func:`kgrag.graph.backends.guard.guard_cypher` and run in a read transaction with a
 timeout and a row cap.  Layout of a loaded triples KG: ``(:Entity {id, name})`` nodes and one relationship
 type per KG relation (sanitised like the Ladybug tables, so the same Text2Cypher prompt works on both).
 
@@ -25,10 +25,10 @@ import numpy as np
 
 from kgrag.errors import MissingExtraError
 from kgrag.graph.backends.base import CypherBackend, plain_value
+from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.ladybug import NODE_TABLE, table_names
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR
-from kgrag.retrieval.cypher import Token, serialise, tokenise_cypher
 
 
 def cypher_literal(value: Any) -> str:

@@ -4,7 +4,7 @@ Layout of a triples KG in Ladybug: one node table ``Entity(id INT64, name STRING
 per KG relation (``MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name``).  The database is
 built once by bulk ``COPY`` from CSV files (never row by row), in a temp directory renamed into place, and
 tagged with the KG checksum so a re-ingested KG gets a fresh database.  Untrusted queries go through
-:func:`kgrag.retrieval.cypher.guard_cypher` and then run on a **read-only** database handle with a timeout
+:func:`kgrag.graph.backends.guard.guard_cypher` and then run on a **read-only** database handle with a timeout
 and a row cap, in a sandboxed child process that can open no file (:mod:`kgrag.graph.backends.sandbox`).
 
 Dialect notes for Text2Cypher prompts (Ladybug vs Neo4j): the relationship type is ``label(r)`` (Neo4j:
@@ -27,10 +27,10 @@ import numpy as np
 
 from kgrag.errors import MissingExtraError
 from kgrag.graph.backends.base import CypherBackend
+from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.sandbox import DEFAULT_MEMORY_LIMIT, SandboxedEngine
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, stored_mapping
-from kgrag.retrieval.cypher import Token, serialise, tokenise_cypher
 
 _TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN"}
 
