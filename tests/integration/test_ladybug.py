@@ -129,3 +129,13 @@ def test_northwind_property_graph(tmp_path):
     typed = db.run("MATCH (o:Order)-[r:ORDERS]->(p:Product {productName: 'Chai'}) RETURN sum(r.quantity)")
     assert typed.ok and isinstance(typed.rows[0][0], int)
     assert "ORDERS {orderID: STRING" in db.schema()
+
+
+def test_a_database_path_holding_user_files_is_refused_not_wiped(kg, tmp_path):
+    from kgrag.errors import KGStoreError
+    from kgrag.graph.backends.ladybug import LadybugBackend
+
+    (tmp_path / "notes.txt").write_text("precious")
+    with pytest.raises(KGStoreError, match="not built by kgrag"):
+        LadybugBackend(kg, path=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

@@ -80,3 +80,16 @@ def test_method_settings_from_the_command_line(store):
     assert len(out["evidence"]) == 2
     bad = run("retrieve", str(store), "who directed Heat", "--set", "nope=1", ok=False)
     assert bad.returncode == 2 and "method 'kaping': nope" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ingest_refuses_to_replace_a_project_folder(tmp_path):
+    src = write_file(KnowledgeGraph.from_triples(MOVIES), tmp_path / "movies.tsv")
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "manifest.json").write_text('{"name": "web app"}')
+    (project / "README.md").write_text("precious")
+    proc = run("ingest", str(src), "--out", str(project), ok=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "not a kgrag store; refusing to replace it" in proc.stderr
+    assert sorted(p.name for p in project.iterdir()) == ["README.md", "manifest.json", "src"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["movies.tsv", "project"]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,3 +85,107 @@ def test_refuses_to_overwrite_foreign_directory(tmp_path, movies_kg):
     with pytest.raises(KGStoreError, match="not a kgrag store"):
         movies_kg.save(target)
     assert (target / "notes.txt").read_text() == "precious"
+
+
+# ---------------------------------------------------------------------- replacing an existing --out
+def test_refuses_a_project_folder_that_happens_to_hold_a_manifest(tmp_path, movies_kg):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "manifest.json").write_text('{"name": "my web app"}')
+    (project / "README.md").write_text("precious")
+    (project / "src" / "main.py").write_text("print()")
+    with pytest.raises(KGStoreError, match="not a kgrag store"):
+        movies_kg.save(project)
+    assert sorted(p.name for p in project.iterdir()) == ["README.md", "manifest.json", "src"]
+    assert (project / "src" / "main.py").read_text() == "print()"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]  # no temp directory left behind
+
+
+def test_refuses_a_store_holding_files_kgrag_did_not_write(tmp_path, movies_kg):
+    store = movies_kg.save(tmp_path / "kg")
+    (store / "my_notes.txt").write_text("precious")
+    with pytest.raises(KGStoreError, match=r"my_notes\.txt"):
+        movies_kg.save(store)
+    assert (store / "my_notes.txt").read_text() == "precious"
+
+
+def test_refuses_a_file_and_replaces_an_empty_directory(tmp_path, movies_kg):
+    (tmp_path / "file").write_text("precious")
+    with pytest.raises(KGStoreError, match="not a directory"):
+        movies_kg.save(tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "precious"
+    (tmp_path / "empty").mkdir()
+    assert load_kg(movies_kg.save(tmp_path / "empty")).num_triples == len(MOVIES)
+
+
+def test_replacing_keeps_derived_directories_out_of_the_new_store(tmp_path, movies_kg):
+    store = movies_kg.save(tmp_path / "kg")
+    (store / "ladybug").mkdir()
+    (store / "ladybug" / "tag.json").write_text("{}")
+    KnowledgeGraph.from_triples(MOVIES[:2]).save(store)
+    assert not (store / "ladybug").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kg"]
+
+
+def _interrupt_rename(monkeypatch, call: int) -> None:
+    """Make the ``call``-th os.rename raise KeyboardInterrupt, as a Ctrl+C at that moment would."""
+    real, calls = os.rename, []
+
+    def rename(src, dst, *args, **kwargs):
+        calls.append((src, dst))
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", rename)
+
+
+def test_interrupt_between_the_two_renames_keeps_the_old_store(tmp_path, movies_kg, monkeypatch):
+    store = movies_kg.save(tmp_path / "kg")
+    _interrupt_rename(monkeypatch, call=2)
+    with pytest.raises(KeyboardInterrupt):
+        KnowledgeGraph.from_triples(MOVIES[:2]).save(store)
+    monkeypatch.undo()
+    assert load_kg(store).num_triples == len(MOVIES)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kg"]
+
+
+def test_a_killed_ingest_is_recovered_by_load_and_by_the_next_save(tmp_path, movies_kg):
+    store = movies_kg.save(tmp_path / "kg")
+    os.rename(store, tmp_path / ".kg.old-4242-abcd")  # killed (SIGKILL) between the two renames
+    assert load_kg(store).num_triples == len(MOVIES)  # load puts the previous store back
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kg"]
+    os.rename(store, tmp_path / ".kg.old-4242-abcd")
+    KnowledgeGraph.from_triples(MOVIES[:2]).save(store)
+    assert load_kg(store).num_triples == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kg"]
+
+
+def test_a_leftover_old_store_is_removed_by_the_next_save(tmp_path, movies_kg):
+    store = movies_kg.save(tmp_path / "kg")
+    shutil.copytree(store, tmp_path / ".kg.old-4242-abcd")  # killed after the second rename
+    (tmp_path / ".kg.old-9999-user").mkdir()  # not a kgrag store: never deleted
+    (tmp_path / ".kg.old-9999-user" / "notes.txt").write_text("precious")
+    movies_kg.save(store)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".kg.old-9999-user", "kg"]
+
+
+def test_replace_derived_refuses_a_directory_kgrag_did_not_build(tmp_path):
+    from kgrag.graph.store import replace_derived
+
+    def built(name: str) -> Path:
+        tmp = tmp_path / name
+        tmp.mkdir()
+        (tmp / "tag.json").write_text(name)
+        return tmp
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("precious")
+    with pytest.raises(KGStoreError, match="not built by kgrag"):
+        replace_derived(built("a"), mine, "tag.json")
+    assert (mine / "notes.txt").read_text() == "precious"
+    replace_derived(built("b"), tmp_path / "db", "tag.json")
+    replace_derived(built("c"), tmp_path / "db", "tag.json")  # a previous build is replaced
+    assert (tmp_path / "db" / "tag.json").read_text() == "c"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "db", "mine"]

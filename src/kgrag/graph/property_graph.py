@@ -21,6 +21,7 @@ from typing import Any
 from kgrag.errors import KGFormatError
 from kgrag.graph.io import TripleBuilder
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.store import replace_derived
 
 TYPES = {"STRING", "INTEGER", "FLOAT", "BOOLEAN"}
 STORE_DIR = "property_graph"
@@ -115,7 +116,7 @@ class PropertyGraph:
     def save_tables(self, store: Path) -> Path:
         """Write typed, cleaned CSVs + the mapping into ``store/property_graph`` (atomically)."""
         target = store / STORE_DIR
-        tmp = Path(tempfile.mkdtemp(prefix=".pg-", dir=store))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{STORE_DIR}.tmp-", dir=store))
         try:
             for node in self.mapping["nodes"]:
                 props = node["properties"]
@@ -145,9 +146,7 @@ class PropertyGraph:
                                 ]
                             )
             (tmp / "mapping.json").write_text(json.dumps(self.mapping, indent=2), "utf-8")
-            if target.exists():
-                shutil.rmtree(target)
-            tmp.rename(target)
+            replace_derived(tmp, target, "mapping.json")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -10,14 +10,24 @@ Layout of a store directory::
 
 The store is first written to a hidden sibling temp directory and renamed into place, so a crash or a
 bad input never leaves a half-written store behind.  Other components may keep derived files (indexes,
-embedded databases) in the same directory; they key them by the manifest's ``checksum``.
+embedded databases) in the same directory, in the subdirectories named by ``DERIVED``; they key them by the
+manifest's ``checksum``.
+
+Replacing a store is two renames (old store → ``.NAME.old-*``, new store → ``NAME``) because POSIX cannot
+swap two directories portably.  A Ctrl+C between them puts the old store back; a kill between them leaves
+``NAME`` missing and the old store beside it, and the next :func:`load_kg` or :func:`save_kg` renames it
+back.  Only a directory that is a kgrag store holding nothing but what kgrag writes (or an empty one) is ever
+replaced or deleted, so ``--out`` pointing at a project folder is refused, not wiped.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import logging
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -33,6 +43,12 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 _ARRAYS = ("heads", "rels", "tails", "out_indptr", "in_indptr", "in_edges")
 _NAME_FILES = ("entities.txt", "relations.txt")
+# Subdirectories other components derive from a store (Ladybug database, embedding caches, property-graph
+# tables) and kgrag's own hidden temp directories: a store holding anything else has user files in it.
+DERIVED = frozenset({"ladybug", "embeddings", "property_graph"})
+_HIDDEN = tuple(f".{name}." for name in DERIVED)  # their temp and set-aside copies: .ladybug.tmp-x, ...
+_OLD_INFIX = ".old-"
+log = logging.getLogger("kgrag.store")
 
 
 def _sha256(path: Path) -> str:
@@ -59,9 +75,14 @@ def _read_names(path: Path, expected: int) -> list[str]:
 
 
 def save_kg(kg: KnowledgeGraph, directory: str | Path) -> Path:
-    """Write ``kg`` to ``directory`` (replacing a previous store there) and return the path."""
+    """Write ``kg`` to ``directory`` (replacing a previous store there) and return the path.
+
+    Raises :class:`KGStoreError` before writing anything if ``directory`` holds anything but a kgrag store.
+    """
     target = Path(directory).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
+    recover(target)
+    check_replaceable(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         for name in _ARRAYS:
@@ -84,19 +105,124 @@ def save_kg(kg: KnowledgeGraph, directory: str | Path) -> Path:
             "checksum": checksum,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), "utf-8")
-        if target.exists():
-            if not (target / MANIFEST).exists() and any(target.iterdir()):
-                raise KGStoreError(f"{target}: exists and is not a kgrag store; refusing to overwrite it")
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
+        _swap_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _foreign_entries(directory: Path) -> list[str] | None:
+    """Entries of ``directory`` kgrag did not write there, or None if it is not a kgrag store at all."""
+    try:
+        manifest = read_manifest(directory)
+    except KGStoreError:
+        return None
+    ours = {MANIFEST, *manifest.get("files", {}), *DERIVED}
+    return sorted(p.name for p in directory.iterdir() if p.name not in ours and not p.name.startswith(_HIDDEN))
+
+
+def check_replaceable(target: Path) -> None:
+    """Raise unless ``target`` is absent, an empty directory, or a kgrag store with only kgrag's files in it.
+
+    A ``manifest.json`` alone proves nothing (web projects have one), so the manifest must name this format.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if not target.is_dir():
+        raise KGStoreError(f"{target}: exists and is not a directory; refusing to replace it")
+    if not any(target.iterdir()):
+        return
+    foreign = _foreign_entries(target)
+    if foreign is None:
+        raise KGStoreError(
+            f"{target}: exists, is not empty and is not a kgrag store; refusing to replace it "
+            "(choose another --out, or remove the directory yourself)"
+        )
+    if foreign:
+        raise KGStoreError(
+            f"{target}: this kgrag store also holds files kgrag did not write ({', '.join(foreign[:5])}); "
+            "refusing to replace it (move them out first)"
+        )
+
+
+def _old_siblings(target: Path) -> list[Path]:
+    """Previous stores set aside by interrupted replacements of ``target``, oldest first."""
+    found = target.parent.glob(f".{glob.escape(target.name)}{_OLD_INFIX}*")
+    return sorted((p for p in found if _foreign_entries(p) == []), key=lambda p: p.stat().st_mtime)
+
+
+def recover(target: Path) -> None:
+    """Put back the store an interrupted replacement left beside a missing ``target`` (newest first)."""
+    if target.exists() or target.is_symlink():
+        return
+    leftovers = _old_siblings(target)
+    if leftovers:
+        os.rename(leftovers[-1], target)
+        log.warning("%s: restored the previous store left by an interrupted `kgrag ingest`", target)
+
+
+def _discard(path: Path, marker: str) -> None:
+    """Delete a directory kgrag wrote, ``marker`` (the file that identifies it) last, so an interrupted delete
+    still reads as kgrag's (and is finished later) instead of an unrecognisable directory nobody dares to
+    remove.  Failures are logged, not raised: the new data is already in place."""
+    try:
+        for entry in path.iterdir():
+            if entry.name != marker:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+        (path / marker).unlink(missing_ok=True)
+        path.rmdir()
+    except OSError as exc:
+        log.warning("%s: could not remove the previous copy (%s); delete it by hand", path, exc)
+
+
+def _set_aside(target: Path) -> Path:
+    """Rename ``target`` to a unique hidden sibling and return that path."""
+    old = target.with_name(f".{target.name}{_OLD_INFIX}{os.getpid()}-{secrets.token_hex(4)}")
+    os.rename(target, old)
+    return old
+
+
+def _rename_over(tmp: Path, target: Path, marker: str) -> None:
+    """Rename ``tmp`` to ``target``; a previous non-empty ``target`` is set aside first and deleted after,
+    and put back if the second rename fails or is interrupted."""
+    if target.is_dir() and not any(target.iterdir()):
+        target.rmdir()
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    old = _set_aside(target)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        if not target.exists():
+            os.rename(old, target)
+        raise
+    _discard(old, marker)
+
+
+def replace_derived(tmp: Path, target: Path, marker: str) -> None:
+    """Move the freshly built derived directory ``tmp`` (Ladybug database, property-graph tables) to ``target``.
+
+    A previous ``target`` is replaced only if it is empty or holds ``marker``, the file its builder writes; any
+    other directory there is user data, and is refused rather than deleted.  A copy set aside by an interrupted
+    replacement needs no recovery: derived data is rebuilt when missing.
+    """
+    if target.exists() and not (target / marker).is_file() and (not target.is_dir() or any(target.iterdir())):
+        raise KGStoreError(f"{target}: exists and was not built by kgrag (no {marker}); refusing to replace it")
+    _rename_over(tmp, target, marker)
+
+
+def _swap_into_place(tmp: Path, target: Path) -> None:
+    """Rename the finished store ``tmp`` to ``target``, replacing a previous store there (see module doc)."""
+    recover(target)
+    check_replaceable(target)
+    for leftover in _old_siblings(target):
+        _discard(leftover, MANIFEST)
+    _rename_over(tmp, target, MANIFEST)
 
 
 def read_manifest(directory: str | Path) -> dict:
@@ -120,6 +246,7 @@ def read_manifest(directory: str | Path) -> dict:
 def load_kg(directory: str | Path, *, verify: bool = True) -> KnowledgeGraph:
     """Load a store; arrays are memory-mapped read-only. ``verify`` checks every file's sha256."""
     directory = Path(directory)
+    recover(directory)
     manifest = read_manifest(directory)
     for name, digest in manifest["files"].items():
         path = directory / name

@@ -31,6 +31,7 @@ from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.sandbox import DEFAULT_MEMORY_LIMIT, SandboxedEngine
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, stored_mapping
+from kgrag.graph.store import replace_derived
 
 _TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN"}
 
@@ -195,9 +196,7 @@ class LadybugBackend(CypherBackend):
             for f in tmp.glob("*.csv"):
                 f.unlink()
             (tmp / "tag.json").write_text(json.dumps(self._tag()))
-            if self.path.exists():
-                shutil.rmtree(self.path)
-            tmp.rename(self.path)
+            replace_derived(tmp, self.path, "tag.json")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
