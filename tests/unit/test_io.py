@@ -223,3 +223,20 @@ def test_fast_reader_edge_cases(tmp_path):
     spaces = tmp_path / "spaces.txt"
     spaces.write_text("a|r|b\n |r|d\n")
     assert str(_error(spaces)) == f"{spaces}:2: empty head"
+
+
+
+def test_long_names_are_interned_exactly_and_quickly(tmp_path):
+    """One 100 KB name made the fast reader hash every field once per 8 bytes of it (5 s for 20k rows)."""
+    import time
+
+    long_a, long_b = "x" * 100_000, "x" * 99_999 + "y"
+    rows = [f"e{i}|r|e{i + 1}" for i in range(20_000)]
+    rows[3], rows[9], rows[11] = f"{long_a}|r|{long_b}", f"{long_b}|r|{long_a}", f"{'z' * 300}|r|e1"
+    path = tmp_path / "kb.txt"
+    path.write_text("\n".join(rows) + "\n")
+    start = time.perf_counter()
+    kg = load_file(path)
+    assert time.perf_counter() - start < 1.5
+    assert sorted(kg.iter_triples()) == sorted(tuple(row.split("|")) for row in rows)
+    assert kg.num_entities == len({name for row in rows for name in row.split("|")[::2]})
