@@ -225,6 +225,82 @@ def test_fast_reader_edge_cases(tmp_path):
     assert str(_error(spaces)) == f"{spaces}:2: empty head"
 
 
+# ---------------------------------------------------------------------- hostile input (issue #22, item 5)
+def _jsonl(path, head='"a"', relation='"r"', tail='"b"'):
+    path.write_text(
+        '{"head": "x", "relation": "r", "tail": "y"}\n'
+        + f'{{"head": {head}, "relation": {relation}, "tail": {tail}}}\n'
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("rel.csv", 'head,relation,tail\nx,r,y\na,"r\nq",b\n', ":3: a quoted field spans lines 3-4"),
+        ("head.csv", 'head,relation,tail\nx,r,y\n"a\r\nb",r,c\n', ":3: a quoted field spans lines 3-4"),
+        ("rel.nt", "<http://x/a> <http://x/r%0Aq> <http://x/b> .\n", ":1: relation contains a line break"),
+        ("sub.nt", "<http://x/a%0Db> <http://x/r> <http://x/b> .\n", ":1: head contains a line break"),
+        ("lit.nt", '<http://x/a> <http://x/r> "a\\nb" .\n', ":1: tail contains a line break"),
+        ("surrogate.nt", '<http://x/a> <http://x/r> "\\uD800" .\n', ":1: tail contains a lone surrogate"),
+        (
+            "label.nt",
+            '<http://x/a> <http://www.w3.org/2000/01/rdf-schema#label> "\\uDFFF" .\n'
+            "<http://x/a> <http://x/r> <http://x/b> .\n",
+            ":2: head contains a lone surrogate",
+        ),
+        ("big.nt", '<http://x/a> <http://x/r> "\\U0011FFFF" .\n', ":1: escape \\U0011FFFF is not a Unicode"),
+        ("pct.nt", "<http://x/a> <http://x/r> <http://x/caf%E9> .\n", ":1: percent-encoded bytes in"),
+    ],
+)
+def test_hostile_names_are_refused_with_path_and_line(tmp_path, name, text, expected):
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    assert str(_error(path)).startswith(f"{path}{expected}")
+
+
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        ({"relation": '"r\\nq"'}, ":2: relation contains a line break: 'r\\nq'"),
+        ({"head": '"a\\rb"'}, ":2: head contains a line break"),
+        ({"tail": '"\\ud800"'}, ":2: tail contains a lone surrogate (U+D800)"),
+        ({"head": "[" * 100_000 + "]" * 100_000}, ":2: JSON nested too deeply"),
+        ({"tail": "NaN"}, ":2: invalid JSON (NaN is not a JSON number)"),
+    ],
+)
+def test_hostile_jsonl_is_refused_with_path_and_line(tmp_path, fields, expected):
+    path = _jsonl(tmp_path / "kb.jsonl", **fields)
+    assert str(_error(path)).startswith(f"{path}{expected}")
+
+
+def test_jsonl_numbers_are_stored_as_written(tmp_path):
+    huge = "9" * 5000  # above Python's int-to-str digit limit
+    path = _jsonl(tmp_path / "kb.jsonl", head=huge, relation='"r"', tail="8.60")
+    (tmp_path / "more.jsonl").write_text('{"head": 1e999, "relation": "r", "tail": 0.1000000000000000055511}\n')
+    assert load_file(path).entities == ["x", "y", huge, "8.60"]
+    assert load_file(tmp_path / "more.jsonl").entities == ["1e999", "0.1000000000000000055511"]
+
+
+def test_jsonl_alias_with_a_surrogate_is_refused(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    path.write_text('{"head": "a", "relation": "r", "tail": "b", "aliases": {"a": ["\\ud800"]}}\n')
+    assert str(_error(path)).startswith(f"{path}:1: alias contains a lone surrogate")
+
+
+def test_gzip_corrupt_mid_file_is_reported_as_corrupt_gzip(tmp_path):
+    data = "".join(f"e{i}|r{i % 7}|e{i + 1}\n" for i in range(200_000)).encode()
+    packed = bytearray(gzip.compress(data))
+    for k in range(len(packed) // 2, len(packed) // 2 + 40):
+        packed[k] ^= 0x55
+    path = tmp_path / "kb.txt.gz"
+    path.write_bytes(bytes(packed))
+    message = str(_error(path))
+    assert message.startswith(f"{path}:") and "corrupt gzip data" in message, message
+    truncated = tmp_path / "cut.txt.gz"
+    truncated.write_bytes(gzip.compress(data)[:-100])
+    assert "corrupt gzip data" in str(_error(truncated))
+
 
 def test_long_names_are_interned_exactly_and_quickly(tmp_path):
     """One 100 KB name made the fast reader hash every field once per 8 bytes of it (5 s for 20k rows)."""

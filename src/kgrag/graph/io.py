@@ -12,6 +12,12 @@ Formats (auto-detected from the extension, then from the first line; ``.gz`` is 
 ==========  ==========================================================================================
 
 Every malformed input raises :class:`~kgrag.errors.KGFormatError` with ``path:line: what is wrong``.
+Names are stored one per line in UTF-8, so a name (entity, relation or alias) with a line break (``\n`` or
+``\r``, however it was written: a quoted CSV field over two lines, a JSON or N-Triples escape, ``%0A`` in an
+IRI) or with a lone surrogate (``\ud800``) is refused with its ``path:line`` rather than altered; every other
+character is stored as written.  JSONL numbers are kept as written (``8.60`` stays ``8.60``, a 5,000-digit
+integer is not converted); ``NaN`` and ``Infinity`` are not JSON and are refused.  A gzip input that is
+corrupt is reported as such even when the garbage it decompresses to fails to parse first.
 Parsing streams line by line and interns names immediately, so peak memory is the name dictionary plus
 the int32 triple arrays, never a list of row objects.
 """
@@ -22,6 +28,7 @@ import csv
 import gzip
 import json
 import re
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -68,35 +75,44 @@ class TripleBuilder:
         return KGFormatError(self.source, line, problem)
 
     def check_name(self, value: str, line: int | None, what: str) -> str:
+        """``value`` if the store can keep it exactly (see the module doc), else a ``path:line`` error."""
         if not value or not value.strip():
             raise self.fail(line, f"empty {what}")
         if "\n" in value or "\r" in value:
             raise self.fail(line, f"{what} contains a line break: {value[:60]!r}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self.fail(
+                line, f"{what} contains a lone surrogate (U+{ord(value[exc.start]):04X}), which UTF-8 cannot store"
+            ) from None
         return value
+
+    def _intern(self, ids: dict[str, int], name: str, line: int | None, what: str) -> int:
+        """The id of ``name``, checking it the first time it is seen (each distinct name is checked once)."""
+        known = ids.get(name)
+        if known is None:
+            known = ids[self.check_name(name, line, what)] = len(ids)
+        return known
 
     def add(self, head: str, relation: str, tail: str, line: int | None = None) -> None:
         ents = self.entity_ids
-        if not head or not relation or not tail or head.isspace() or relation.isspace() or tail.isspace():
-            for value, what in ((head, "head"), (relation, "relation"), (tail, "tail")):
-                self.check_name(value, line, what)
-        if "\n" in head or "\n" in tail or "\r" in head or "\r" in tail:
-            self.check_name(head, line, "head")
-            self.check_name(tail, line, "tail")
-        self.heads.append(ents.setdefault(head, len(ents)))
-        self.rels.append(self.relation_ids.setdefault(relation, len(self.relation_ids)))
-        self.tails.append(ents.setdefault(tail, len(ents)))
+        self.heads.append(self._intern(ents, head, line, "head"))
+        self.rels.append(self._intern(self.relation_ids, relation, line, "relation"))
+        self.tails.append(self._intern(ents, tail, line, "tail"))
 
     def add_entity(self, name: str, line: int | None = None) -> int:
         """Intern an entity that may have no triples (e.g. an isolated node of a networkx graph)."""
-        self.check_name(name, line, "entity name")
-        return self.entity_ids.setdefault(name, len(self.entity_ids))
+        return self._intern(self.entity_ids, name, line, "entity name")
 
-    def add_aliases(self, name: str, aliases: Iterable[str]) -> None:
+    def add_aliases(self, name: str, aliases: Iterable[str], line: int | None = None) -> None:
         eid = self.entity_ids.get(name)
         if eid is None:
             return
         known = self.aliases.setdefault(eid, [])
-        known.extend(a for a in aliases if a and a != name and a not in known)
+        for alias in aliases:
+            if alias and alias != name and alias not in known:
+                known.append(self.check_name(alias, line, "alias"))
 
     def build(self) -> KnowledgeGraph:
         if not self.heads:
@@ -112,11 +128,14 @@ class TripleBuilder:
 
 
 # ---------------------------------------------------------------------- reading raw lines
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
 def _open_binary(path: Path) -> IO[bytes]:
     fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, closed there
     magic = fh.read(2)
     fh.seek(0)
-    if magic == b"\x1f\x8b":
+    if magic == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
     return fh
 
@@ -139,8 +158,29 @@ def _decoded_lines(path: Path, counter: list[int]) -> Iterator[str]:
                 if counter[0] == 1 and line.startswith("\ufeff"):
                     line = line[1:]
                 yield line.rstrip("\r\n")
-    except (gzip.BadGzipFile, EOFError) as exc:
+    except _GZIP_ERRORS as exc:
         raise KGFormatError(str(path), counter[0] or None, f"corrupt gzip data ({exc})") from None
+
+
+_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+def _gzip_damage(path: Path) -> KGFormatError | None:
+    """The error for a corrupt gzip ``path``, else None (also None for a file that is not gzip).
+
+    Deflate decodes damaged data into plausible garbage, and the CRC is checked only at the end, so a parse
+    error in a gzip file may really be corruption; this decompresses the whole file to tell which.
+    """
+    with open(path, "rb") as fh:
+        if fh.read(2) != _GZIP_MAGIC:
+            return None
+    counter = [0]
+    try:
+        for _ in _decoded_lines(path, counter):
+            pass
+    except KGFormatError as exc:
+        return exc if "corrupt gzip" in exc.problem else None
+    return None
 
 
 def detect_format(path: str | Path) -> str:
@@ -254,7 +294,7 @@ def _read_delimited(
     counter = [0]
     lines = _decoded_lines(path, counter)
     quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
-    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True)
+    reader = _rows_on_one_line(csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True), builder)
     try:
         first = next(reader, None)
         while first is not None and not any(f.strip() for f in first):
@@ -303,12 +343,29 @@ def _read_vectorised(
     try:
         with _open_binary(path) as fh:
             data = fh.read()
-    except (gzip.BadGzipFile, EOFError):
+    except _GZIP_ERRORS:
         raise Irregular("corrupt gzip") from None
     if not data.strip():
         raise Irregular("empty")
     entities, relations, heads, rels, tails = read_delimited_bytes(data, sep, resolve, quoted=quoted)
     return KnowledgeGraph(entities, relations, heads, rels, tails)
+
+
+def _rows_on_one_line(reader: Any, builder: TripleBuilder) -> Iterator[list[str]]:
+    """Rows of ``reader``, refusing a quoted field that spans lines.
+
+    The lines fed to csv have their line breaks stripped, so csv would silently join ``"r<newline>q"`` into
+    ``rq``; names are stored one per line, so a line break cannot be kept either: it is an error.
+    """
+    before = 0
+    for row in reader:
+        if reader.line_num - before > 1:
+            raise builder.fail(
+                before + 1,
+                f"a quoted field spans lines {before + 1}-{reader.line_num}; names cannot contain line breaks",
+            )
+        before = reader.line_num
+        yield row
 
 
 def _chain_first(first: list[str], rest: Iterable[list[str]]) -> Iterator[list[str]]:
@@ -326,16 +383,29 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
+def _not_a_json_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _parse_json_line(line: str, builder: TripleBuilder, line_no: int) -> Any:
+    """One JSONL line, numbers kept as their text (no float rounding, no int digit limit)."""
+    try:
+        return json.loads(line, parse_int=str, parse_float=str, parse_constant=_not_a_json_number)
+    except json.JSONDecodeError as exc:
+        raise builder.fail(line_no, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise builder.fail(line_no, "JSON nested too deeply") from None
+    except ValueError as exc:
+        raise builder.fail(line_no, f"invalid JSON ({exc})") from None
+
+
 def _read_jsonl(path: Path, builder: TripleBuilder, head: str, relation: str, tail: str) -> None:
     counter = [0]
     keys = (head, relation, tail)
     for line in _decoded_lines(path, counter):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise builder.fail(counter[0], f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+        obj = _parse_json_line(line, builder, counter[0])
         if not isinstance(obj, dict):
             raise builder.fail(counter[0], f"expected a JSON object, found {type(obj).__name__}")
         values = []
@@ -351,7 +421,7 @@ def _read_jsonl(path: Path, builder: TripleBuilder, head: str, relation: str, ta
         if isinstance(extra, dict):
             for name, names in extra.items():
                 if isinstance(names, list):
-                    builder.add_aliases(name, [str(n) for n in names])
+                    builder.add_aliases(name, [str(n) for n in names], counter[0])
 
 
 _NT_TERM = r'(<[^>]*>|_:[A-Za-z0-9_.\-]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9\-]+|\^\^<[^>]*>)?)'
@@ -366,10 +436,18 @@ _NT_ESCAPES = re.compile(r'\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[tbnrf"\'\\])')
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
+class _BadTerm(ValueError):
+    """An N-Triples term that names no text (the reader adds the path and line)."""
+
+
 def _unescape(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
         code = m.group(1)
-        return chr(int(code[1:], 16)) if code[0] in "uU" else _SIMPLE_ESCAPES[code]
+        if code[0] not in "uU":
+            return _SIMPLE_ESCAPES[code]
+        if int(code[1:], 16) > 0x10FFFF:
+            raise _BadTerm(f"escape \\{code} is not a Unicode code point")
+        return chr(int(code[1:], 16))
 
     return _NT_ESCAPES.sub(repl, text)
 
@@ -377,7 +455,10 @@ def _unescape(text: str) -> str:
 def _iri_local_name(iri: str) -> str:
     body = iri.rstrip("/#")
     cut = max(body.rfind("#"), body.rfind("/"), body.rfind(":"))
-    return unquote(body[cut + 1 :]) or iri
+    try:  # strict: invalid UTF-8 would otherwise become U+FFFD silently
+        return unquote(body[cut + 1 :], errors="strict") or iri
+    except UnicodeDecodeError:
+        raise _BadTerm(f"percent-encoded bytes in <{iri[:80]}> are not UTF-8") from None
 
 
 def _read_nt(path: Path, builder: TripleBuilder) -> None:
@@ -398,7 +479,10 @@ def _read_nt(path: Path, builder: TripleBuilder) -> None:
         if s[0] == '"':
             raise builder.fail(counter[0], "the subject of a triple cannot be a literal")
         if p[1:-1] in _LABEL_PREDICATES and o[0] == '"':
-            labels.setdefault(s, _unescape(o[1 : o.rindex('"')]))
+            try:
+                labels.setdefault(s, _unescape(o[1 : o.rindex('"')]))
+            except _BadTerm as exc:
+                raise builder.fail(counter[0], str(exc)) from None
             continue
         raw.append((s, p, o, counter[0]))
     names: dict[str, str] = {}
@@ -419,7 +503,10 @@ def _read_nt(path: Path, builder: TripleBuilder) -> None:
         return name
 
     for s, p, o, line_no in raw:
-        builder.add(name_of(s), _iri_local_name(p[1:-1]), name_of(o), line_no)
+        try:
+            builder.add(name_of(s), _iri_local_name(p[1:-1]), name_of(o), line_no)
+        except _BadTerm as exc:
+            raise builder.fail(line_no, str(exc)) from None
 
 
 # ---------------------------------------------------------------------- public loaders
@@ -464,6 +551,23 @@ def load_file(
             )
         except Irregular:
             pass  # the line-by-line reader below finds and reports what is wrong
+    try:
+        _read_lines(path, fmt, builder, head, relation, tail, header)
+    except KGFormatError as exc:
+        raise (_gzip_damage(path) or exc) from None
+    return builder.build()
+
+
+def _read_lines(
+    path: Path,
+    fmt: str,
+    builder: TripleBuilder,
+    head: str | int | None,
+    relation: str | int | None,
+    tail: str | int | None,
+    header: bool | None,
+) -> None:
+    """The line-by-line reader of ``fmt``: slower than the vectorised one, but it names the bad line."""
     if fmt == "spo":
         _read_spo(path, builder)
     elif fmt in ("tsv", "csv"):
@@ -472,7 +576,6 @@ def load_file(
         _read_jsonl(path, builder, str(head or "head"), str(relation or "relation"), str(tail or "tail"))
     else:
         _read_nt(path, builder)
-    return builder.build()
 
 
 def load_dataframe(df: Any, head: str = "head", relation: str = "relation", tail: str = "tail") -> KnowledgeGraph:
