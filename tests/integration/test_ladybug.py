@@ -139,3 +139,40 @@ def test_a_database_path_holding_user_files_is_refused_not_wiped(kg, tmp_path):
     with pytest.raises(KGStoreError, match="not built by kgrag"):
         LadybugBackend(kg, path=tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def _fresh(tmp_path):
+    from kgrag.graph.backends.ladybug import LadybugBackend
+
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(TRIPLES).save(tmp_path / "kg"))
+    LadybugBackend(kg).close()
+    return kg, LadybugBackend
+
+
+DIRECTOR = "MATCH (m:Entity {name: 'Heat'})-[:directed_by]->(d) RETURN d.name"
+
+
+def test_an_edited_database_is_rebuilt_with_a_warning(tmp_path, caplog):
+    kg, LadybugBackend = _fresh(tmp_path)
+    db_file = tmp_path / "kg" / "ladybug" / "db"
+    data = db_file.read_bytes()
+    assert data.count(b"Michael Mann") == 1
+    db_file.write_bytes(data.replace(b"Michael Mann", b"Hacked! Mann"))
+    backend = LadybugBackend(kg)
+    assert backend.run(DIRECTOR).rows == [["Michael Mann"]]
+    assert backend.build_seconds > 0 and "differs from what was built" in caplog.text
+
+
+def test_a_planted_file_in_the_database_is_rebuilt(tmp_path, caplog):
+    kg, LadybugBackend = _fresh(tmp_path)
+    (tmp_path / "kg" / "ladybug" / "db.wal").write_bytes(b"\0" * 64)
+    backend = LadybugBackend(kg)
+    assert backend.build_seconds > 0 and "differs from what was built" in caplog.text
+    assert not (tmp_path / "kg" / "ladybug" / "db.wal").exists()
+
+
+def test_an_intact_database_is_reused_silently(tmp_path, caplog):
+    kg, LadybugBackend = _fresh(tmp_path)
+    backend = LadybugBackend(kg)
+    assert backend.build_seconds == 0 and backend.run(DIRECTOR).rows == [["Michael Mann"]]
+    assert "rebuilding" not in caplog.text

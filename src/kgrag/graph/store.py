@@ -59,6 +59,18 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def digest_files(directory: Path, exclude: frozenset[str] = frozenset()) -> dict[str, str]:
+    """sha256 of every file under ``directory`` by relative POSIX path (names in ``exclude`` skipped).
+
+    Derived data (the Ladybug database, embedding caches) records this when it is built and compares it when
+    it is opened: the manifest's checksums cannot cover files written after the store, and a database edited
+    in place would otherwise answer with names the KG does not have.  Extra files count as a mismatch too
+    (a planted write-ahead log would be replayed).
+    """
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and p.name not in exclude)
+    return {p.relative_to(directory).as_posix(): _sha256(p) for p in files}
+
+
 def _write_names(path: Path, names: list[str]) -> None:
     bad = next((n for n in names if "\n" in n or "\r" in n), None)
     if bad is not None:
