@@ -91,3 +91,59 @@ def test_reranker_orders_by_relevance():
     passages = ["the recipe needs eggs", "Heat directed by Michael Mann", "Heat starred Al Pacino"]
     top = reranker.top_k("who directed Heat", passages, 2)
     assert top[0] == 1 and len(top) == 2
+
+
+def _cached_kg(tmp_path):
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    return kg, CountingEmbedder(load_embedder("static"))
+
+
+def test_a_zeroed_triple_cache_is_re_embedded_with_a_warning(tmp_path, caplog):
+    kg, counter = _cached_kg(tmp_path)
+    tids = np.arange(kg.num_triples)
+    right = KGEmbeddings(kg, counter).triples(tids)
+    cache_dir = tmp_path / "kg" / "embeddings" / counter.id
+    for name in ("triples.f32", "triples_sum.u64"):  # zero the vectors, and their checksums too
+        path = cache_dir / name
+        if path.exists():
+            path.write_bytes(b"\0" * path.stat().st_size)
+    seen = len(counter.seen)
+    again = KGEmbeddings(kg, counter).triples(tids)
+    assert np.allclose(again, right) and len(counter.seen) == seen + kg.num_triples
+    assert "do not match their checksums" in caplog.text
+
+
+def test_a_swapped_triple_row_is_detected(tmp_path, caplog):
+    kg, counter = _cached_kg(tmp_path)
+    right = KGEmbeddings(kg, counter).triples(np.array([0, 1]))
+    mat = np.memmap(tmp_path / "kg" / "embeddings" / counter.id / "triples.f32", dtype=np.float32, mode="r+")
+    mat = mat.reshape(kg.num_triples, counter.dim)
+    mat[[0, 1]] = mat[[1, 0]]  # two genuine vectors, each under the other triple's id
+    mat.flush()
+    assert np.allclose(KGEmbeddings(kg, counter).triples(np.array([0, 1])), right)
+    assert "do not match their checksums" in caplog.text
+
+
+def test_a_replaced_entity_matrix_is_recomputed_with_a_warning(tmp_path, caplog):
+    kg, counter = _cached_kg(tmp_path)
+    right = KGEmbeddings(kg, counter).entities()
+    np.save(tmp_path / "kg" / "embeddings" / counter.id / "entities.npy", np.zeros_like(right))
+    assert np.allclose(KGEmbeddings(kg, counter).entities(), right)
+    assert "differs from what was written" in caplog.text
+
+
+def test_a_truncated_triple_cache_is_rebuilt(tmp_path):
+    kg, counter = _cached_kg(tmp_path)
+    right = KGEmbeddings(kg, counter).triples(np.arange(3))
+    path = tmp_path / "kg" / "embeddings" / counter.id / "triples.f32"
+    path.write_bytes(path.read_bytes()[:100])
+    assert np.allclose(KGEmbeddings(kg, counter).triples(np.arange(3)), right)
+
+
+def test_a_stale_cache_keeps_files_kgrag_did_not_write(tmp_path):
+    kg, counter = _cached_kg(tmp_path)
+    KGEmbeddings(kg, counter).entities()
+    (tmp_path / "kg" / "embeddings" / counter.id / "notes.txt").write_text("precious")
+    other = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES[:3]).save(tmp_path / "other"))
+    KGEmbeddings(other, counter, directory=tmp_path / "kg" / "embeddings").entities()
+    assert (tmp_path / "kg" / "embeddings" / counter.id / "notes.txt").read_text() == "precious"

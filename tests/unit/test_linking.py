@@ -10,7 +10,7 @@ import pytest
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking import HybridLinker, NameIndex, normalize
 from kgrag.linking.embedding import EmbeddingLinker
-from tests.conftest import run_cli
+from tests.conftest import MOVIES, run_cli
 
 TRIPLES = [
     ("Heat", "directed_by", "Michael Mann"),
@@ -124,3 +124,16 @@ def test_cli_link_json_contract(kg):
         "text": "who directed Heat",
         "mentions": [{"text": "Heat", "start": 13, "end": 17, "candidates": [{"entity": "Heat", "score": 1.0}]}],
     }
+
+
+def test_a_replaced_faiss_index_is_rebuilt_with_a_warning(tmp_path, caplog):
+    import faiss
+
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    emb = EmbeddingLinker(kg)
+    path = kg.store_path / "embeddings" / emb.embedder.id / "entities.faiss"
+    forged = faiss.IndexFlatIP(emb.embedder.dim)  # a well-formed index whose vectors are all the wrong ones
+    forged.add(np.roll(emb.vectors.entities(), 1, axis=0).astype(np.float32))
+    faiss.write_index(forged, str(path))
+    ids, _ = EmbeddingLinker(kg).search("Michael Mann", 1)
+    assert kg.entities[ids[0]] == "Michael Mann" and "differs from what was written" in caplog.text

@@ -51,7 +51,8 @@ _OLD_INFIX = ".old-"
 log = logging.getLogger("kgrag.store")
 
 
-def _sha256(path: Path) -> str:
+def file_digest(path: Path) -> str:
+    """sha256 (hex) of a file, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -68,7 +69,7 @@ def digest_files(directory: Path, exclude: frozenset[str] = frozenset()) -> dict
     (a planted write-ahead log would be replayed).
     """
     files = sorted(p for p in directory.rglob("*") if p.is_file() and p.name not in exclude)
-    return {p.relative_to(directory).as_posix(): _sha256(p) for p in files}
+    return {p.relative_to(directory).as_posix(): file_digest(p) for p in files}
 
 
 def _write_names(path: Path, names: list[str]) -> None:
@@ -104,7 +105,7 @@ def save_kg(kg: KnowledgeGraph, directory: str | Path) -> Path:
         (tmp / "aliases.json").write_text(
             json.dumps({str(k): v for k, v in sorted(kg.aliases.items())}, ensure_ascii=False), "utf-8"
         )
-        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir())}
+        files = {p.name: file_digest(p) for p in sorted(tmp.iterdir())}
         checksum = hashlib.sha256("".join(f"{k}:{v};" for k, v in files.items()).encode()).hexdigest()
         manifest = {
             "format": FORMAT_NAME,
@@ -264,7 +265,7 @@ def load_kg(directory: str | Path, *, verify: bool = True) -> KnowledgeGraph:
         path = directory / name
         if not path.exists():
             raise KGStoreError(f"{path}: missing from the store")
-        if verify and _sha256(path) != digest:
+        if verify and file_digest(path) != digest:
             raise KGStoreError(f"{path}: checksum mismatch (the store is corrupt); re-run `kgrag ingest`")
     # Memory-mapped, but exposed as plain ndarray views: np.memmap's Python-level __getitem__ costs more
     # than a small graph query itself.

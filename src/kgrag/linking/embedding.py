@@ -1,8 +1,9 @@
 """Embedding linking: nearest entity names in a faiss index, and ULTRAG's soft (Gaussian) linking.
 
-The index is built once per KG and embedder and saved next to the KG store (rebuilt only when either
-changes): exact inner product (``IndexFlatIP``) for small KGs, HNSW above ``HNSW_THRESHOLD`` names.  The
-default embedder here is the static one: it embeds a million names in well under a minute.
+The index is built once per KG and embedder and saved next to the KG store (rebuilt when either changes, or
+when it no longer matches the digest recorded when it was written): exact inner product (``IndexFlatIP``) for
+small KGs, HNSW above ``HNSW_THRESHOLD`` names.  The default embedder here is the static one: it embeds a
+million names in well under a minute.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from kgrag.models.embeddings import Embedder, load_embedder
 from kgrag.models.embeddings.kg_cache import KGEmbeddings
 
 HNSW_THRESHOLD = 200_000
+INDEX_FILE = "entities.faiss"  # in the KGEmbeddings cache directory, digest-checked like its matrices
 
 
 class EmbeddingLinker:
@@ -28,8 +30,8 @@ class EmbeddingLinker:
         self.embedder = embedder or load_embedder("static")
         self.vectors = KGEmbeddings(kg, self.embedder)
         self._lock = threading.Lock()
-        path = self.vectors.dir / "entities.faiss" if self.vectors.dir else None
-        if path is not None and path.exists():
+        path = self.vectors.verified(INDEX_FILE)  # None when missing, or when it is not what was written
+        if path is not None:
             self.index = faiss.read_index(str(path))
         else:
             mat = np.ascontiguousarray(self.vectors.entities(), dtype=np.float32)
@@ -40,10 +42,7 @@ class EmbeddingLinker:
                 index = faiss.IndexFlatIP(mat.shape[1])
             index.add(mat)
             self.index = index
-            if path is not None:
-                tmp = path.with_suffix(".tmp")
-                faiss.write_index(index, str(tmp))
-                tmp.replace(path)
+            self.vectors.write(INDEX_FILE, lambda tmp: faiss.write_index(index, str(tmp)))
 
     def search(self, mention: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(entity ids, cosine similarities) of the ``k`` nearest names."""
