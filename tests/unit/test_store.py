@@ -189,3 +189,17 @@ def test_replace_derived_refuses_a_directory_kgrag_did_not_build(tmp_path):
     replace_derived(built("c"), tmp_path / "db", "tag.json")  # a previous build is replaced
     assert (tmp_path / "db" / "tag.json").read_text() == "c"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "db", "mine"]
+
+
+def test_edited_property_graph_tables_are_refused(tmp_path):
+    from kgrag.demo import demo_path
+    from kgrag.graph.property_graph import PropertyGraph, stored_mapping
+
+    graph = PropertyGraph.load(demo_path("northwind"))
+    store = graph.to_knowledge_graph().save(tmp_path / "nw")
+    graph.save_tables(store)
+    assert stored_mapping(KnowledgeGraph.load(store))["nodes"]
+    table = store / "property_graph" / "node_Product.csv"
+    table.write_text(table.read_text("utf-8").replace('"Chai"', '"Hacked!"'), "utf-8")
+    with pytest.raises(KGStoreError, match="differ from what `kgrag ingest` wrote"):
+        stored_mapping(KnowledgeGraph.load(store))

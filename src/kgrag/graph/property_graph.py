@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgrag.errors import KGFormatError
+from kgrag.errors import KGFormatError, KGStoreError
 from kgrag.graph.io import TripleBuilder
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.store import replace_derived
+from kgrag.graph.store import digest_files, read_manifest, replace_derived
 
 TYPES = {"STRING", "INTEGER", "FLOAT", "BOOLEAN"}
 STORE_DIR = "property_graph"
+TABLES_TAG = "tag.json"  # digests of the tables and the KG checksum they were saved for
 
 
 def _convert(value: str, kind: str) -> str:
@@ -146,6 +147,8 @@ class PropertyGraph:
                                 ]
                             )
             (tmp / "mapping.json").write_text(json.dumps(self.mapping, indent=2), "utf-8")
+            tag = {"kg_checksum": read_manifest(store)["checksum"], "files": digest_files(tmp)}
+            (tmp / TABLES_TAG).write_text(json.dumps(tag), "utf-8")
             replace_derived(tmp, target, "mapping.json")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -153,9 +156,38 @@ class PropertyGraph:
         return target
 
 
+def read_stored_mapping(store: Path, kg_checksum: str | None) -> dict[str, Any] | None:
+    """The property-graph mapping saved in ``store``, if any, once its tables are checked.
+
+    The Cypher backends load these tables as they are, and they cannot be rebuilt from the store (they come
+    from the user's CSV files), so tables that differ from the digests recorded by ``save_tables`` — or that
+    were saved for another KG — are an error rather than data.
+    """
+    tables = store / STORE_DIR
+    if not (tables / "mapping.json").exists():
+        return None
+    try:
+        tag = json.loads((tables / TABLES_TAG).read_text("utf-8"))
+    except (OSError, ValueError):
+        tag = None
+    if (
+        not isinstance(tag, dict)
+        or tag.get("kg_checksum") != kg_checksum
+        or tag.get("files") != digest_files(tables, exclude=frozenset({TABLES_TAG}))
+    ):
+        raise KGStoreError(
+            f"{tables}: the property-graph tables differ from what `kgrag ingest` wrote for this KG "
+            "(edited, damaged or older than this kgrag); re-run `kgrag ingest`"
+        )
+    return json.loads((tables / "mapping.json").read_text("utf-8"))
+
+
 def stored_mapping(kg: KnowledgeGraph) -> dict[str, Any] | None:
-    """The property-graph mapping saved with a KG store, if the KG came from a property graph."""
+    """The property-graph mapping saved with a KG store, if the KG came from a property graph (checked once
+    per loaded KG, see :func:`read_stored_mapping`)."""
     if kg.store_path is None:
         return None
-    path = kg.store_path / STORE_DIR / "mapping.json"
-    return json.loads(path.read_text("utf-8")) if path.exists() else None
+    key = ("stored_mapping",)
+    if key not in kg._cache:
+        kg._cache[key] = read_stored_mapping(kg.store_path, kg.checksum)
+    return kg._cache[key]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
 import re
 import threading
 import time
@@ -23,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.errors import MissingExtraError
+from kgrag.errors import KGStoreError, MissingExtraError
 from kgrag.graph.backends.base import CypherBackend, plain_value
 from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.ladybug import NODE_TABLE, table_names
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.property_graph import STORE_DIR
+from kgrag.graph.property_graph import STORE_DIR, read_stored_mapping
+from kgrag.graph.store import read_manifest
 
 
 def cypher_literal(value: Any) -> str:
@@ -153,7 +153,9 @@ class BoltBackend(CypherBackend):
         """Write a property graph saved with a KG store (typed labels and relationship properties)."""
         start = time.perf_counter()
         tables = store / STORE_DIR
-        mapping = json.loads((tables / "mapping.json").read_text("utf-8"))
+        mapping = read_stored_mapping(store, read_manifest(store)["checksum"])
+        if mapping is None:
+            raise KGStoreError(f"{store}: not a property-graph store (no {STORE_DIR}/mapping.json)")
         with self._session(read=False) as session:
             for node in mapping["nodes"]:
                 label, key = _quote(node["label"]), _quote(node["key"])
