@@ -61,9 +61,11 @@ def ingest(
     """Load a triples file (or a bundled demo KG) into a KG store directory."""
     from kgrag.demo import demo_path, get_demo
     from kgrag.graph.io import load_file
+    from kgrag.graph.store import check_replaceable
 
     if sum(x is not None for x in (path, demo, mapping)) != 1:
         raise typer.BadParameter("give either a PATH, --demo NAME or --mapping FILE")
+    check_replaceable(out.resolve())  # refuse a wrong --out before reading a large input, not after
     start = time.perf_counter()
     if demo is not None:
         path = demo_path(demo)

@@ -93,3 +93,6 @@ def test_ingest_refuses_to_replace_a_project_folder(tmp_path):
     assert proc.stderr.count("\n") == 1 and "not a kgrag store; refusing to replace it" in proc.stderr
     assert sorted(p.name for p in project.iterdir()) == ["README.md", "manifest.json", "src"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["movies.tsv", "project"]
+    # refused before the input is read (a 10 GB input would otherwise be parsed first)
+    proc = run("ingest", str(tmp_path / "not-read-yet.nt"), "--out", str(project), ok=False)
+    assert proc.returncode == 2 and "refusing to replace it" in proc.stderr
