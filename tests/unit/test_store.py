@@ -203,3 +203,15 @@ def test_edited_property_graph_tables_are_refused(tmp_path):
     table.write_text(table.read_text("utf-8").replace('"Chai"', '"Hacked!"'), "utf-8")
     with pytest.raises(KGStoreError, match="differ from what `kgrag ingest` wrote"):
         stored_mapping(KnowledgeGraph.load(store))
+
+
+def test_a_leftover_that_cannot_be_renamed_back_is_named_in_the_error(tmp_path, movies_kg, monkeypatch):
+    store = movies_kg.save(tmp_path / "kg")
+    os.rename(store, tmp_path / ".kg.old-4242-abcd")
+
+    def read_only(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "rename", read_only)
+    with pytest.raises(KGStoreError, match=r"previous store at .*\.kg\.old-4242-abcd.*rename it yourself"):
+        load_kg(store)

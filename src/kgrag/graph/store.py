@@ -170,9 +170,16 @@ def recover(target: Path) -> None:
     if target.exists() or target.is_symlink():
         return
     leftovers = _old_siblings(target)
-    if leftovers:
+    if not leftovers:
+        return
+    try:
         os.rename(leftovers[-1], target)
-        log.warning("%s: restored the previous store left by an interrupted `kgrag ingest`", target)
+    except OSError as exc:
+        raise KGStoreError(
+            f"{target}: missing; an interrupted `kgrag ingest` left the previous store at {leftovers[-1]}, "
+            f"which could not be renamed back ({exc.strerror}); rename it yourself"
+        ) from None
+    log.warning("%s: restored the previous store left by an interrupted `kgrag ingest`", target)
 
 
 def _discard(path: Path, marker: str) -> None:
