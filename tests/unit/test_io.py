@@ -316,3 +316,23 @@ def test_long_names_are_interned_exactly_and_quickly(tmp_path):
     assert time.perf_counter() - start < 1.5
     assert sorted(kg.iter_triples()) == sorted(tuple(row.split("|")) for row in rows)
     assert kg.num_entities == len({name for row in rows for name in row.split("|")[::2]})
+
+
+def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
+    """3 MB of gzip expanded to one 3 GiB line: MemoryError before; now at most MAX_LINE bytes are held."""
+    from kgrag.graph import fastparse, io
+
+    monkeypatch.setattr(io, "MAX_LINE", 1 << 16)
+    monkeypatch.setattr(fastparse, "MAX_BYTES", 1 << 16)
+    path = tmp_path / "bomb.txt.gz"
+    path.write_bytes(gzip.compress(b"a|r|b\n" + b"a" * (1 << 20)))
+    read_sizes: list[int] = []
+    real_read = gzip.GzipFile.read
+
+    def spy(self, size=-1):
+        read_sizes.append(size)
+        return real_read(self, size)
+
+    monkeypatch.setattr(gzip.GzipFile, "read", spy)
+    assert str(_error(path)) == f"{path}:2: line longer than 65536 bytes; no triple line is that long"
+    assert -1 not in read_sizes and None not in read_sizes  # never "read everything"

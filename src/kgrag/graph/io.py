@@ -17,7 +17,8 @@ Names are stored one per line in UTF-8, so a name (entity, relation or alias) wi
 IRI) or with a lone surrogate (``\ud800``) is refused with its ``path:line`` rather than altered; every other
 character is stored as written.  JSONL numbers are kept as written (``8.60`` stays ``8.60``, a 5,000-digit
 integer is not converted); ``NaN`` and ``Infinity`` are not JSON and are refused.  A gzip input that is
-corrupt is reported as such even when the garbage it decompresses to fails to parse first.
+corrupt is reported as such even when the garbage it decompresses to fails to parse first, and a line longer
+than ``MAX_LINE`` (64 MiB) is refused rather than held in memory.
 Parsing streams line by line and interns names immediately, so peak memory is the name dictionary plus
 the int32 triple arrays, never a list of row objects.
 """
@@ -129,6 +130,9 @@ class TripleBuilder:
 
 # ---------------------------------------------------------------------- reading raw lines
 _GZIP_MAGIC = b"\x1f\x8b"
+# Longest line (line ending included) the line-by-line reader holds in memory; a longer one is an error, so a
+# few MB of gzip that expand to one multi-GB line (a "zip bomb") cannot exhaust memory.
+MAX_LINE = 1 << 26
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -144,8 +148,12 @@ def _decoded_lines(path: Path, counter: list[int]) -> Iterator[str]:
     """Yield text lines (line ending stripped), counting them in ``counter[0]``; bad UTF-8 is an error."""
     try:
         with _open_binary(path) as fh:
-            for raw in fh:
+            for raw in iter(lambda: fh.readline(MAX_LINE + 1), b""):
                 counter[0] += 1
+                if len(raw) > MAX_LINE:
+                    raise KGFormatError(
+                        str(path), counter[0], f"line longer than {MAX_LINE} bytes; no triple line is that long"
+                    )
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -329,6 +337,7 @@ def _read_vectorised(
     fixed_width: int = 0,
 ) -> KnowledgeGraph:
     """The fast path for clean files (see :mod:`kgrag.graph.fastparse`); raises ``Irregular`` otherwise."""
+    from kgrag.graph import fastparse
     from kgrag.graph.fastparse import Irregular, read_delimited_bytes
 
     def resolve(first_row: list[str]) -> tuple[bool, tuple[int, int, int]]:
@@ -342,9 +351,11 @@ def _read_vectorised(
 
     try:
         with _open_binary(path) as fh:
-            data = fh.read()
+            data = fh.read(fastparse.MAX_BYTES + 1)  # bounded: a gzip bomb must not expand in memory
     except _GZIP_ERRORS:
         raise Irregular("corrupt gzip") from None
+    if len(data) > fastparse.MAX_BYTES:
+        raise Irregular("too large for the in-memory reader")
     if not data.strip():
         raise Irregular("empty")
     entities, relations, heads, rels, tails = read_delimited_bytes(data, sep, resolve, quoted=quoted)
