@@ -77,34 +77,44 @@ class TripleBuilder:
 
     def check_name(self, value: str, line: int | None, what: str) -> str:
         """``value`` if the store can keep it exactly (see the module doc), else a ``path:line`` error."""
-        if not value or not value.strip():
+        if not value or value.isspace():
             raise self.fail(line, f"empty {what}")
         if "\n" in value or "\r" in value:
             raise self.fail(line, f"{what} contains a line break: {value[:60]!r}")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise self.fail(
-                line, f"{what} contains a lone surrogate (U+{ord(value[exc.start]):04X}), which UTF-8 cannot store"
-            ) from None
+        if not value.isascii():  # isascii is O(1); only non-ASCII names can hold a surrogate
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = ord(value[exc.start])
+                raise self.fail(
+                    line, f"{what} contains a lone surrogate (U+{bad:04X}), which UTF-8 cannot store"
+                ) from None
         return value
 
-    def _intern(self, ids: dict[str, int], name: str, line: int | None, what: str) -> int:
-        """The id of ``name``, checking it the first time it is seen (each distinct name is checked once)."""
-        known = ids.get(name)
-        if known is None:
-            known = ids[self.check_name(name, line, what)] = len(ids)
-        return known
+    def _first_seen(self, ids: dict[str, int], name: str, line: int | None, what: str) -> int:
+        """A new id for ``name`` once it passes :meth:`check_name`: each distinct name is checked once."""
+        new = ids[self.check_name(name, line, what)] = len(ids)
+        return new
 
     def add(self, head: str, relation: str, tail: str, line: int | None = None) -> None:
-        ents = self.entity_ids
-        self.heads.append(self._intern(ents, head, line, "head"))
-        self.rels.append(self._intern(self.relation_ids, relation, line, "relation"))
-        self.tails.append(self._intern(ents, tail, line, "tail"))
+        ents, rels = self.entity_ids, self.relation_ids
+        h, r, t = ents.get(head), rels.get(relation), ents.get(tail)  # inline: this runs once per triple
+        if h is None:
+            h = self._first_seen(ents, head, line, "head")
+        if r is None:
+            r = self._first_seen(rels, relation, line, "relation")
+        if t is None:
+            t = ents.get(tail)  # tail may equal head
+            if t is None:
+                t = self._first_seen(ents, tail, line, "tail")
+        self.heads.append(h)
+        self.rels.append(r)
+        self.tails.append(t)
 
     def add_entity(self, name: str, line: int | None = None) -> int:
         """Intern an entity that may have no triples (e.g. an isolated node of a networkx graph)."""
-        return self._intern(self.entity_ids, name, line, "entity name")
+        known = self.entity_ids.get(name)
+        return known if known is not None else self._first_seen(self.entity_ids, name, line, "entity name")
 
     def add_aliases(self, name: str, aliases: Iterable[str], line: int | None = None) -> None:
         eid = self.entity_ids.get(name)
@@ -302,7 +312,9 @@ def _read_delimited(
     counter = [0]
     lines = _decoded_lines(path, counter)
     quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
-    reader = _rows_on_one_line(csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True), builder)
+    reader: Iterator[list[str]] = csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True)
+    if quoting != csv.QUOTE_NONE:  # only a quoted field can span lines
+        reader = _rows_on_one_line(reader, builder)
     try:
         first = next(reader, None)
         while first is not None and not any(f.strip() for f in first):
@@ -398,10 +410,14 @@ def _not_a_json_number(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
+# Built once: json.loads(..., parse_int=...) would build a decoder per line (half the reader's time).
+_JSON = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=_not_a_json_number)
+
+
 def _parse_json_line(line: str, builder: TripleBuilder, line_no: int) -> Any:
     """One JSONL line, numbers kept as their text (no float rounding, no int digit limit)."""
     try:
-        return json.loads(line, parse_int=str, parse_float=str, parse_constant=_not_a_json_number)
+        return _JSON.decode(line)
     except json.JSONDecodeError as exc:
         raise builder.fail(line_no, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
