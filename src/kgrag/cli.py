@@ -61,7 +61,7 @@ def ingest(
     """Load a triples file (or a bundled demo KG) into a KG store directory."""
     from kgrag.demo import demo_path, get_demo
     from kgrag.graph.io import load_file
-    from kgrag.graph.store import check_replaceable
+    from kgrag.graph.store import check_replaceable, save_kg
 
     if sum(x is not None for x in (path, demo, mapping)) != 1:
         raise typer.BadParameter("give either a PATH, --demo NAME or --mapping FILE")
@@ -77,8 +77,7 @@ def ingest(
 
         graph = PropertyGraph.load(mapping)
         kg = graph.to_knowledge_graph()
-        store = kg.save(out)
-        graph.save_tables(store)
+        store = save_kg(kg, out, derive=graph.save_tables)
         _ingest_summary(kg, store, mapping, time.perf_counter() - start, as_json)
         return
     assert path is not None

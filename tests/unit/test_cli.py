@@ -96,3 +96,24 @@ def test_ingest_refuses_to_replace_a_project_folder(tmp_path):
     # refused before the input is read (a 10 GB input would otherwise be parsed first)
     proc = run("ingest", str(tmp_path / "not-read-yet.nt"), "--out", str(project), ok=False)
     assert proc.returncode == 2 and "refusing to replace it" in proc.stderr
+
+
+def test_a_bad_typed_value_in_a_property_graph_leaves_the_old_store_whole(tmp_path):
+    import shutil
+
+    from kgrag.demo import demo_path
+
+    source = tmp_path / "nw"
+    shutil.copytree(demo_path("northwind").parent, source)
+    out = tmp_path / "kg"
+    run("ingest", "--mapping", str(source / "mapping.json"), "--out", str(out))
+    before = sorted(p.name for p in (out / "property_graph").iterdir())
+    products = source / "products.csv"
+    lines = products.read_text("utf-8").splitlines(keepends=True)
+    lines[1] = lines[1].replace(",39,0,10,0", ",lots,0,10,0")  # unitsInStock is INTEGER
+    products.write_text("".join(lines), "utf-8")
+    proc = run("ingest", "--mapping", str(source / "mapping.json"), "--out", str(out), ok=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"error: {products}:2: column 'unitsInStock': 'lots' is not INTEGER\n"
+    assert sorted(p.name for p in (out / "property_graph").iterdir()) == before  # the old store, tables and all
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kg", "nw"]

@@ -41,6 +41,18 @@ def _convert(value: str, kind: str) -> str:
     return str(float(value))
 
 
+def _typed_cells(row: dict[str, str | None], props: dict[str, str], path: Path, line: int) -> list[str]:
+    """``row``'s ``props`` as typed cells; a value that is not its declared type is a ``path:line`` error."""
+    cells = []
+    for prop, kind in props.items():
+        value = row.get(prop) or ""
+        try:
+            cells.append(_convert(value, kind))
+        except (ValueError, OverflowError):
+            raise KGFormatError(str(path), line, f"column {prop!r}: {value!r} is not {kind}") from None
+    return cells
+
+
 @dataclass
 class PropertyGraph:
     """A mapping plus the directory holding its CSV files."""
@@ -115,7 +127,11 @@ class PropertyGraph:
         return builder.build()
 
     def save_tables(self, store: Path) -> Path:
-        """Write typed, cleaned CSVs + the mapping into ``store/property_graph`` (atomically)."""
+        """Write typed, cleaned CSVs + the mapping into ``store/property_graph`` (atomically).
+
+        Pass it as ``save_kg(..., derive=graph.save_tables)`` so the tables are written into the new store before
+        it replaces the old one: a bad value then leaves the old store whole, not a new one without tables.
+        """
         target = store / STORE_DIR
         tmp = Path(tempfile.mkdtemp(prefix=f".{STORE_DIR}.tmp-", dir=store))
         try:
@@ -126,26 +142,21 @@ class PropertyGraph:
                     writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
                     writer.writerow(list(props))
                     seen: set[str] = set()
-                    for row in rows:
+                    for line, row in enumerate(rows, start=2):
                         if row[node["key"]] in seen:
                             continue
                         seen.add(row[node["key"]])
-                        writer.writerow([_convert(row.get(p, ""), t) for p, t in props.items()])
+                        writer.writerow(_typed_cells(row, props, self.directory / node["file"], line))
             for rel in self.mapping["relationships"]:
                 props = rel.get("properties", {})
                 _, rows = self._rows(rel["file"])
                 with open(tmp / f"rel_{rel['type']}.csv", "w", encoding="utf-8", newline="") as fh:
                     writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
                     writer.writerow(["from", "to", *props])
-                    for row in rows:
-                        if row.get(rel["from"]["column"]) and row.get(rel["to"]["column"]):
-                            writer.writerow(
-                                [
-                                    row[rel["from"]["column"]],
-                                    row[rel["to"]["column"]],
-                                    *(_convert(row.get(p, ""), t) for p, t in props.items()),
-                                ]
-                            )
+                    for line, row in enumerate(rows, start=2):
+                        ends = row.get(rel["from"]["column"]), row.get(rel["to"]["column"])
+                        if ends[0] and ends[1]:
+                            writer.writerow([*ends, *_typed_cells(row, props, self.directory / rel["file"], line)])
             (tmp / "mapping.json").write_text(json.dumps(self.mapping, indent=2), "utf-8")
             tag = {"kg_checksum": read_manifest(store)["checksum"], "files": digest_files(tmp)}
             (tmp / TABLES_TAG).write_text(json.dumps(tag), "utf-8")

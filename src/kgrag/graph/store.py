@@ -30,6 +30,7 @@ import os
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -87,10 +88,12 @@ def _read_names(path: Path, expected: int) -> list[str]:
     return names
 
 
-def save_kg(kg: KnowledgeGraph, directory: str | Path) -> Path:
+def save_kg(kg: KnowledgeGraph, directory: str | Path, *, derive: Callable[[Path], object] | None = None) -> Path:
     """Write ``kg`` to ``directory`` (replacing a previous store there) and return the path.
 
-    Raises :class:`KGStoreError` before writing anything if ``directory`` holds anything but a kgrag store.
+    ``derive(store)`` is called on the finished store before it is renamed into place, for derived data that
+    must arrive with it (property-graph tables); if it fails, the previous store stays as it was.  Raises
+    :class:`KGStoreError` before writing anything if ``directory`` holds anything but a kgrag store.
     """
     target = Path(directory).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,6 +121,8 @@ def save_kg(kg: KnowledgeGraph, directory: str | Path) -> Path:
             "checksum": checksum,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2), "utf-8")
+        if derive is not None:
+            derive(tmp)
         _swap_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
