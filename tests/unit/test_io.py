@@ -247,7 +247,7 @@ def _jsonl(path, head='"a"', relation='"r"', tail='"b"'):
             "label.nt",
             '<http://x/a> <http://www.w3.org/2000/01/rdf-schema#label> "\\uDFFF" .\n'
             "<http://x/a> <http://x/r> <http://x/b> .\n",
-            ":2: head contains a lone surrogate",
+            ":1: label contains a lone surrogate",
         ),
         ("big.nt", '<http://x/a> <http://x/r> "\\U0011FFFF" .\n', ":1: escape \\U0011FFFF is not a Unicode"),
         ("pct.nt", "<http://x/a> <http://x/r> <http://x/caf%E9> .\n", ":1: percent-encoded bytes in"),
@@ -336,3 +336,9 @@ def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(gzip.GzipFile, "read", spy)
     assert str(_error(path)) == f"{path}:2: line longer than 65536 bytes; no triple line is that long"
     assert -1 not in read_sizes and None not in read_sizes  # never "read everything"
+
+
+def test_an_empty_nt_label_still_falls_back_to_the_iri(tmp_path):
+    path = tmp_path / "g.nt"
+    path.write_text('<http://x/a> <http://www.w3.org/2000/01/rdf-schema#label> "" .\n<http://x/a> <http://x/r> "b" .\n')
+    assert load_file(path).entities == ["a", "b"]

@@ -507,9 +507,12 @@ def _read_nt(path: Path, builder: TripleBuilder) -> None:
             raise builder.fail(counter[0], "the subject of a triple cannot be a literal")
         if p[1:-1] in _LABEL_PREDICATES and o[0] == '"':
             try:
-                labels.setdefault(s, _unescape(o[1 : o.rindex('"')]))
+                label = _unescape(o[1 : o.rindex('"')])
             except _BadTerm as exc:
                 raise builder.fail(counter[0], str(exc)) from None
+            if label.strip():  # an empty label is not used (the IRI names the entity), so it is no error
+                builder.check_name(label, counter[0], "label")  # a bad one is blamed on its own line
+            labels.setdefault(s, label)
             continue
         raw.append((s, p, o, counter[0]))
     names: dict[str, str] = {}
