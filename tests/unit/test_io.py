@@ -342,3 +342,17 @@ def test_an_empty_nt_label_still_falls_back_to_the_iri(tmp_path):
     path = tmp_path / "g.nt"
     path.write_text('<http://x/a> <http://www.w3.org/2000/01/rdf-schema#label> "" .\n<http://x/a> <http://x/r> "b" .\n')
     assert load_file(path).entities == ["a", "b"]
+
+
+@pytest.mark.parametrize("aliases", ['"Alpha"', '{"a": "Alpha"}', '{"a": [["x"]]}', '{"a": [true]}'])
+def test_malformed_jsonl_aliases_are_refused_not_skipped(tmp_path, aliases):
+    path = tmp_path / "kb.jsonl"
+    path.write_text(f'{{"head": "a", "relation": "r", "tail": "b", "aliases": {aliases}}}\n')
+    assert str(_error(path)).startswith(f"{path}:1: 'aliases' must map names to lists of strings")
+
+
+def test_jsonl_aliases_keep_numbers_as_written(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    path.write_text('{"head": "a", "relation": "r", "tail": "b", "aliases": {"a": ["Alpha", 1.50]}}\n')
+    kg = load_file(path)
+    assert kg.aliases == {kg.entity_id("a"): ["Alpha", "1.50"]}

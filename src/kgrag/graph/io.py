@@ -426,6 +426,18 @@ def _parse_json_line(line: str, builder: TripleBuilder, line_no: int) -> Any:
         raise builder.fail(line_no, f"invalid JSON ({exc})") from None
 
 
+def _aliases(value: Any, builder: TripleBuilder, line_no: int) -> dict[str, list[str]]:
+    """A JSONL ``aliases`` value, which must map names to lists of strings (numbers are kept as written).
+
+    Anything else is an error: it used to be skipped, or turned into text like ``"['x']"``, silently.
+    """
+    if isinstance(value, dict) and all(
+        isinstance(names, list) and all(isinstance(n, str) for n in names) for names in value.values()
+    ):
+        return value
+    raise builder.fail(line_no, f"'aliases' must map names to lists of strings, not {str(value)[:60]}")
+
+
 def _read_jsonl(path: Path, builder: TripleBuilder, head: str, relation: str, tail: str) -> None:
     counter = [0]
     keys = (head, relation, tail)
@@ -444,11 +456,9 @@ def _read_jsonl(path: Path, builder: TripleBuilder, head: str, relation: str, ta
                 raise builder.fail(counter[0], f"key {key!r} must be a string or number, not {obj[key]!r}")
             values.append(value)
         builder.add(values[0], values[1], values[2], counter[0])
-        extra = obj.get("aliases")
-        if isinstance(extra, dict):
-            for name, names in extra.items():
-                if isinstance(names, list):
-                    builder.add_aliases(name, [str(n) for n in names], counter[0])
+        if "aliases" in obj:
+            for name, names in _aliases(obj["aliases"], builder, counter[0]).items():
+                builder.add_aliases(name, names, counter[0])
 
 
 _NT_TERM = r'(<[^>]*>|_:[A-Za-z0-9_.\-]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9\-]+|\^\^<[^>]*>)?)'
