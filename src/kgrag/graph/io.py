@@ -140,6 +140,7 @@ class TripleBuilder:
 
 # ---------------------------------------------------------------------- reading raw lines
 _GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)  # zlib.error: a damaged deflate stream
 # Longest line (line ending included) the line-by-line reader holds in memory; a longer one is an error, so a
 # few MB of gzip that expand to one multi-GB line (a "zip bomb") cannot exhaust memory.
 MAX_LINE = 1 << 26
@@ -178,9 +179,6 @@ def _decoded_lines(path: Path, counter: list[int]) -> Iterator[str]:
                 yield line.rstrip("\r\n")
     except _GZIP_ERRORS as exc:
         raise KGFormatError(str(path), counter[0] or None, f"corrupt gzip data ({exc})") from None
-
-
-_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
 
 
 def _gzip_damage(path: Path) -> KGFormatError | None:
