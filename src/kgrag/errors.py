@@ -58,7 +58,14 @@ class LLMError(KGRagError, RuntimeError):
 
 
 class LLMUnavailableError(LLMError):
-    """An LLM endpoint stayed unreachable (connection refused, timeouts, 5xx) after all retries."""
+    """An LLM endpoint stayed unreachable (connection refused, timeouts, 429, 5xx) after all retries."""
+
+
+class LLMResponseError(LLMError):
+    """An LLM endpoint answered 200 with something that is not a chat completion (HTML, text, wrong shapes).
+
+    Not retried: a proxy's login page or a server that speaks another API gives the same reply every time.
+    """
 
 
 class ModelSetupError(KGRagError):

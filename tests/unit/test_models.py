@@ -140,7 +140,7 @@ def test_endpoint_down_retries_then_names_the_url():
     url = f"http://127.0.0.1:{port}/v1"
     llm = load_llm(f"openai:some-model@{url}", max_retries=2, backoff=0.05, timeout=2)
     start = time.perf_counter()
-    with pytest.raises(LLMUnavailableError, match=f"{url} did not answer after 3 attempts"):
+    with pytest.raises(LLMUnavailableError, match=f"{url}: connection failed .*refused.*3 attempts"):
         llm.generate("hi")
     assert time.perf_counter() - start >= 0.05 + 0.1  # backoff happened
 
@@ -166,9 +166,9 @@ def test_stalled_endpoint_times_out():
     try:
         llm = load_llm(f"openai:m@{url}", max_retries=1, backoff=0.01, timeout=0.5)
         start = time.perf_counter()
-        with pytest.raises(LLMUnavailableError, match="APITimeoutError"):
+        with pytest.raises(LLMUnavailableError, match=r"no reply within 0.5 s \(1 attempt"):
             llm.generate("hi")
-        assert 0.9 <= time.perf_counter() - start < 10  # two attempts, each waiting out its 0.5 s timeout
+        assert 0.5 <= time.perf_counter() - start < 2  # the timeout bounds the whole call: no second attempt
     finally:
         stop.set()
         thread.join()

@@ -1,18 +1,48 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, LiteLLM, ``python -m llama_cpp.server``).
 
-Retries with exponential backoff on 429, 5xx, connection errors and timeouts; other 4xx fail at once.
-When the endpoint stays down, the error names the URL.
+One :meth:`~kgrag.models.llm.base.LLM.generate` call has one budget, ``timeout`` seconds, that bounds
+everything it does: each attempt may use what is left of it (so a hung or dripping endpoint cannot hold the
+caller longer), and so must the waits between attempts.  A timed-out attempt therefore ends the call: re-sending
+a slow generation to a one-slot local server would only queue a duplicate behind it.
+
+Retried, with exponential backoff: refused or broken connections, 408, 429 and 5xx.  A ``Retry-After`` (or
+OpenAI's ``retry-after-ms``) replaces the backoff; when it asks for more than ``max_retry_after`` seconds or
+more than the budget left, the call fails at once instead of sleeping for nothing.  Not retried: other 4xx and
+200 replies that are not a chat completion (:class:`~kgrag.errors.LLMResponseError`).  The SDK's own retries
+are off, so attempts never multiply.  Every error names the URL and fits on one line.
 """
 
 from __future__ import annotations
 
+import email.utils
+import importlib
+import json
+import math
 import os
 import random
+import re
 import time
+from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-from kgrag.errors import LLMError, LLMUnavailableError
+from kgrag.errors import LLMError, LLMResponseError, LLMUnavailableError
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds one LLM call may take, every attempt and wait included (``--llm-timeout``)."""
+MAX_RESPONSE_BYTES = 16 << 20
+"""A chat completion is a few kB; a reply this large is something else (and would be held in memory)."""
+RETRYABLE_STATUS = frozenset({408, 429})  # and every 5xx
+
+
+class _Transient(Exception):
+    """One attempt failed in a way a later attempt may not; ``retry_after`` is the server's requested wait."""
+
+    def __init__(self, what: str, retry_after: float | None = None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.retry_after = retry_after
 
 
 class OpenAICompatLLM(LLM):
@@ -22,30 +52,37 @@ class OpenAICompatLLM(LLM):
         base_url: str | None = None,
         *,
         api_key_env: str = "OPENAI_API_KEY",
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 4,
         backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         import openai
 
+        if not timeout > 0:
+            raise ValueError(f"the LLM timeout must be positive, got {timeout}")
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.model_id = f"openai:{model}@{self.base_url}"
+        self.timeout = float(timeout)
         self.max_retries = max_retries
         self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self.max_response_bytes = max_response_bytes
         self.api_key_env = api_key_env
         # Local servers need no key; the client insists on a non-empty one.
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=os.environ.get(api_key_env) or "no-key",
-            timeout=timeout,
-            max_retries=0,
+            timeout=self.timeout,
+            max_retries=0,  # retries happen here, once, within the call's budget
         )
         self._openai = openai
 
-    def _request(self, messages: Messages, params: GenerationParams) -> Any:
+    def _request_args(self, messages: Messages, params: GenerationParams) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -71,39 +108,195 @@ class OpenAICompatLLM(LLM):
                 extra["min_p"] = params.min_p
         if extra:
             kwargs["extra_body"] = extra
-        return self._client.chat.completions.create(**kwargs)
+        return kwargs
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
-        oa = self._openai
-        retryable = (oa.APIConnectionError, oa.APITimeoutError, oa.RateLimitError, oa.InternalServerError)
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
+        args = self._request_args(messages, params)
+        start = time.monotonic()
+        deadline = start + self.timeout
+        attempt = 0
+        while True:
+            attempt += 1
             try:
-                resp = self._request(messages, params)
-                break
-            except oa.AuthenticationError as exc:
-                raise LLMError(f"{self.base_url}: authentication failed; set ${self.api_key_env}") from exc
-            except retryable as exc:
-                last = exc
-            except oa.APIStatusError as exc:
-                if exc.status_code >= 500:
-                    last = exc
-                else:
-                    raise LLMError(f"{self.base_url}: HTTP {exc.status_code}: {exc.message}") from exc
-            if attempt < self.max_retries:
-                time.sleep(self.backoff * (2**attempt) * (1 + 0.25 * random.random()))
+                return read_completion(self._attempt(args, deadline), self.base_url)
+            except _Transient as failure:
+                wait, reason = self._retry_wait(failure, attempt, deadline)
+                if wait is None:
+                    raise LLMUnavailableError(
+                        f"{self.base_url}: {failure.what} ({attempt} attempt{'s' if attempt > 1 else ''} in "
+                        f"{time.monotonic() - start:.1f} s; {reason})"
+                    ) from failure
+                time.sleep(wait)
+
+    def _attempt(self, args: dict[str, Any], deadline: float) -> bytes:
+        """POST once, with what is left of the budget as the timeout; the raw reply body."""
+        oa = self._openai
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Transient("no time left for another attempt")
+        try:
+            with self._client.chat.completions.with_streaming_response.create(**args, timeout=left) as resp:
+                return self._read_body(resp, deadline)
+        except oa.APITimeoutError as exc:
+            raise _Transient(f"no reply within {left:.3g} s") from exc
+        except oa.APIConnectionError as exc:
+            raise _Transient(f"connection failed ({_one_line(str(exc.__cause__ or exc), 120)})") from exc
+        except oa.APIStatusError as exc:
+            what = f"HTTP {exc.status_code}{_server_message(exc.body)}"
+            if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
+                raise _Transient(what, retry_after_seconds(exc.response.headers, time.time())) from exc
+            if exc.status_code in (401, 403):
+                raise LLMError(f"{self.base_url}: authentication failed ({what}); set ${self.api_key_env}") from exc
+            raise LLMError(f"{self.base_url}: {what}") from exc
+
+    def _read_body(self, resp: Any, deadline: float) -> bytes:
+        """The body, read within the budget (a per-read timeout alone lets a dripping server go on forever)
+        and never beyond ``max_response_bytes``."""
+        cap = self.max_response_bytes
+        declared = resp.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise LLMResponseError(f"{self.base_url}: the reply is {int(declared):,} bytes, over the {cap:,} limit")
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in resp.iter_bytes():
+                size += len(chunk)
+                if size > cap:
+                    raise LLMResponseError(f"{self.base_url}: the reply is over the {cap:,} bytes limit")
+                if time.monotonic() > deadline:
+                    raise _Transient(f"the reply was still arriving after {self.timeout:g} s")
+                chunks.append(chunk)
+        except _transport_errors() as exc:
+            raise _Transient(f"the reply broke off ({type(exc).__name__})") from exc
+        return b"".join(chunks)
+
+    def _retry_wait(self, failure: _Transient, attempt: int, deadline: float) -> tuple[float | None, str]:
+        """Seconds to wait before the next attempt, or (None, why not)."""
+        if attempt > self.max_retries:
+            return None, "no retries left"
+        left = deadline - time.monotonic()
+        if failure.retry_after is not None:
+            limit = min(self.max_retry_after, left)
+            if failure.retry_after > limit:
+                bound = (
+                    f"the {self.max_retry_after:g} s kgrag waits at most"
+                    if limit == self.max_retry_after
+                    else f"the {max(left, 0):.1f} s left of the {self.timeout:g} s LLM timeout"
+                )
+                return None, f"the server asks to wait {failure.retry_after:g} s (Retry-After), more than {bound}"
+            wait = failure.retry_after
         else:
-            raise LLMUnavailableError(
-                f"{self.base_url} did not answer after {self.max_retries + 1} attempts ({type(last).__name__}: {last})"
-            )
-        choice = resp.choices[0] if resp.choices else None
-        text = (choice.message.content if choice and choice.message else None) or ""
-        usage = resp.usage
-        return Generation(
-            text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        )
+            wait = self.backoff * 2 ** (attempt - 1) * (1 + 0.25 * random.random())
+        if wait >= left:
+            return None, f"the {self.timeout:g} s LLM timeout (--llm-timeout) is spent"
+        return wait, ""
 
     def close(self) -> None:
         self._client.close()
+
+
+# ---------------------------------------------------------------------- reading replies defensively
+def read_completion(body: bytes, where: str) -> Generation:
+    """The first choice's text and the token counts of a chat completion body; anything else raises
+    :class:`LLMResponseError` naming ``where`` and what was wrong (servers, proxies and captive portals send
+    all kinds of 200s, and the SDK parses them without validation)."""
+    try:
+        data = json.loads(body)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        raise LLMResponseError(f"{where}: the reply is not JSON: {_snippet(body)}") from None
+    if not isinstance(data, dict):
+        raise LLMResponseError(f"{where}: the reply is not a chat completion (a JSON {type(data).__name__})")
+    if "choices" not in data and data.get("error"):
+        raise LLMResponseError(f"{where}: the server reports an error{_server_message(data)}")
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise LLMResponseError(f"{where}: the reply is not a chat completion ('choices' is {_kind(choices)})")
+    if not choices:
+        raise LLMResponseError(f"{where}: the reply has no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise LLMResponseError(f"{where}: the reply's first choice has no message")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return Generation(
+        _content_text(message.get("content"), where),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+
+def _content_text(content: Any, where: str) -> str:
+    """A message's text: a string, nothing (an empty completion), or a list of ``{"type": "text"}`` parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
+    ):
+        return "".join(p["text"] for p in content)
+    raise LLMResponseError(f"{where}: the reply's message content is {_kind(content)}, not text")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _kind(value: Any) -> str:
+    return "missing" if value is None else f"a {type(value).__name__} ({_one_line(repr(value), 40)})"
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
+    """The wait a 429/503 asks for: ``retry-after-ms``, ``Retry-After`` seconds, or an HTTP date (``now`` is
+    the epoch time it is measured from; a date in the past means 0). None when absent or unreadable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = (headers.get(name) or "").strip()
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            continue
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    date = headers.get("retry-after")
+    parsed = email.utils.parsedate_tz(date) if date else None
+    if parsed is None:
+        return None
+    try:
+        return max(0.0, email.utils.mktime_tz(parsed) - now)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _server_message(body: Any) -> str:
+    """``": <the server's own words>"`` from an error body (OpenAI's ``{"error": {"message"}}``, text, HTML)."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        body = error.get("message") or error.get("detail") if isinstance(error, dict) else error
+    if body is None or body == "":
+        return ""
+    return f": {_snippet(body if isinstance(body, str | bytes) else json.dumps(body, default=str))}"
+
+
+def _snippet(text: str | bytes, limit: int = 160) -> str:
+    """Text for an error line: decoded, HTML tags dropped, whitespace collapsed, cut at ``limit``."""
+    if isinstance(text, bytes):
+        text = text[: limit * 8].decode("utf-8", errors="replace")
+    if "<" in text and ">" in text:
+        text = re.sub(r"<[^>]*>", " ", text)
+    return _one_line(text, limit) or "(empty)"
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@cache
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP library's transport errors (the SDK uses ``httpx2`` or, in older releases, ``httpx``): raised
+    by a body that breaks off mid-read, which the SDK does not wrap."""
+    errors: list[type[Exception]] = []
+    for name in ("httpx2", "httpx"):
+        try:
+            errors.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)

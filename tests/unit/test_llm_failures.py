@@ -1,0 +1,200 @@
+"""An OpenAI-compatible endpoint that fails: the backend retries what a retry can fix, within one deadline,
+honours Retry-After, turns garbage into one clear LLMError, and the CLI exits non-zero with one line.
+
+Every case runs against a real HTTP server on 127.0.0.1 (tests/llm_server.py); the cases are listed in
+tests/fixtures/attacks/llm/README.md.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+
+import pytest
+
+from kgrag.errors import LLMError, LLMResponseError, LLMUnavailableError
+from kgrag.models.llm.openai_compat import OpenAICompatLLM, retry_after_seconds
+from tests.llm_server import completion, drip, fake_llm_server, hang, huge, ok, refused_url, send
+
+FAST = {"backoff": 0.01, "max_retries": 2}
+
+
+def llm(url: str, **kwargs) -> OpenAICompatLLM:
+    return OpenAICompatLLM("m", url, **{**FAST, **kwargs})
+
+
+def failure(url: str, **kwargs) -> tuple[LLMError, float]:
+    """The error one generate() call raises, and how long it took."""
+    start = time.monotonic()
+    with pytest.raises(LLMError) as info:
+        llm(url, **kwargs).generate("Who directed Heat?")
+    return info.value, time.monotonic() - start
+
+
+def one_line(exc: BaseException, limit: int = 400) -> str:
+    text = str(exc)
+    assert "\n" not in text and len(text) <= limit, text
+    return text
+
+
+# ---------------------------------------------------------------------- what a retry can fix
+def test_refused_connection_is_unavailable_and_names_the_url():
+    url = refused_url()
+    exc, seconds = failure(url)
+    assert isinstance(exc, LLMUnavailableError)
+    assert url in one_line(exc) and "refused" in str(exc).lower() and "3 attempts" in str(exc)
+    assert seconds < 2
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_5xx_is_retried_exactly_max_retries_times(status):
+    with fake_llm_server(send(status, {"error": {"message": "model crashed"}})) as server:
+        exc, _ = failure(server.url)
+    assert isinstance(exc, LLMUnavailableError) and f"HTTP {status}" in one_line(exc) and "model crashed" in str(exc)
+    assert server.requests == 3  # 1 + max_retries: the SDK's own retries are off, nothing multiplies
+
+
+def test_html_error_page_becomes_one_short_line():
+    page = "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>" + "x" * 5000 + "</body></html>"
+    with fake_llm_server(send(502, page, content_type="text/html")) as server:
+        exc, _ = failure(server.url)
+    assert "HTTP 502" in one_line(exc) and "Bad Gateway" in str(exc)
+
+
+def test_5xx_then_an_answer_succeeds():
+    with fake_llm_server(send(500, "boom"), ok()) as server:
+        gen = llm(server.url).generate("Who directed Heat?")
+    assert gen.text.strip().endswith("</answers>") and server.requests == 2
+
+
+def test_retry_after_seconds_is_honoured():
+    with fake_llm_server(send(429, {"error": {"message": "slow down"}}, {"Retry-After": "1"}), ok()) as server:
+        gen = llm(server.url).generate("Who directed Heat?")
+    assert "Michael Mann" in gen.text
+    gap = server.arrivals[1] - server.arrivals[0]
+    assert 0.9 <= gap < 1.8, gap  # the server's wait, not the 0.01 s backoff
+
+
+def test_retry_after_http_date_is_honoured():
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)  # whole seconds: waits 1-2 s
+    with fake_llm_server(send(503, "busy", {"Retry-After": when}), ok()) as server:
+        llm(server.url).generate("Who directed Heat?")
+    gap = server.arrivals[1] - server.arrivals[0]
+    assert 0.9 <= gap < 2.8, gap
+
+
+def test_retry_after_beyond_the_cap_gives_up_at_once():
+    with fake_llm_server(send(429, "quota", {"Retry-After": "86400"})) as server:
+        exc, seconds = failure(server.url)
+    assert isinstance(exc, LLMUnavailableError) and "HTTP 429" in one_line(exc) and "86400" in str(exc)
+    assert server.requests == 1 and seconds < 1
+
+
+def test_retry_after_beyond_the_deadline_gives_up_at_once():
+    with fake_llm_server(send(429, "later", {"Retry-After": "5"})) as server:
+        exc, seconds = failure(server.url, timeout=2)
+    assert isinstance(exc, LLMUnavailableError) and "Retry-After" in one_line(exc)
+    assert server.requests == 1 and seconds < 1
+
+
+def test_retry_after_parsing():
+    now = 1_000_000.0
+    assert retry_after_seconds({"retry-after": "7"}, now) == 7
+    assert retry_after_seconds({"retry-after": "1.5"}, now) == 1.5
+    assert retry_after_seconds({"retry-after-ms": "250"}, now) == 0.25
+    assert retry_after_seconds({"retry-after": email.utils.formatdate(now + 30, usegmt=True)}, now) == 30
+    assert retry_after_seconds({"retry-after": email.utils.formatdate(now - 30, usegmt=True)}, now) == 0
+    for junk in ("soon", "-5", "nan", "inf", "1e999", ""):
+        assert retry_after_seconds({"retry-after": junk}, now) is None, junk
+    assert retry_after_seconds({}, now) is None
+
+
+# ---------------------------------------------------------------------- what the deadline bounds
+def test_hung_endpoint_gives_up_at_the_deadline():
+    with fake_llm_server(hang) as server:
+        exc, seconds = failure(server.url, timeout=1)
+    assert isinstance(exc, LLMUnavailableError) and "1 s" in one_line(exc)
+    assert 0.9 <= seconds < 2.5 and server.requests == 1
+
+
+def test_dripping_body_gives_up_at_the_deadline():
+    with fake_llm_server(drip(0.1)) as server:
+        exc, seconds = failure(server.url, timeout=1)
+    assert isinstance(exc, LLMUnavailableError)
+    assert 0.9 <= seconds < 2.5, seconds
+
+
+def test_retries_stop_at_the_deadline():
+    with fake_llm_server(send(500, "boom")) as server:
+        exc, seconds = failure(server.url, timeout=1, max_retries=1000, backoff=0.2)
+    assert isinstance(exc, LLMUnavailableError) and seconds < 1.5 and 2 <= server.requests < 10
+
+
+# ---------------------------------------------------------------------- what a retry cannot fix
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (send(200, "Internal error, sorry", content_type="text/plain"), "not JSON"),
+        (send(200, "<html><body>Welcome to the hotel wifi</body></html>", content_type="text/html"), "not JSON"),
+        (send(200, json.dumps(completion())[:60]), "not JSON"),
+        (send(200, completion(42)), "content"),
+        (send(200, completion([1, 2])), "content"),
+        (send(200, completion({"text": "x"})), "content"),
+        (send(200, completion(choices=[])), "no choices"),
+        (send(200, completion(choices=[{"index": 0, "finish_reason": "stop"}])), "message"),
+        (send(200, completion(choices="none")), "choices"),
+        (send(200, [1, 2, 3]), "not a chat completion"),
+        (send(200, {"error": {"message": "model 'm' not found"}}), "model 'm' not found"),
+    ],
+    ids=[
+        "text",
+        "html",
+        "truncated-json",
+        "content-number",
+        "content-list",
+        "content-object",
+        "no-choices",
+        "no-message",
+        "choices-string",
+        "json-array",
+        "error-in-200",
+    ],
+)
+def test_garbage_200_is_a_response_error_not_retried(reply, says):
+    with fake_llm_server(reply) as server:
+        exc, _ = failure(server.url)
+    assert isinstance(exc, LLMResponseError) and says in one_line(exc) and server.url in str(exc)
+    assert server.requests == 1
+
+
+def test_huge_declared_body_is_refused_without_reading_it():
+    with fake_llm_server(huge(50, declare_length=True)) as server:
+        exc, seconds = failure(server.url)
+    assert isinstance(exc, LLMResponseError) and "bytes" in one_line(exc) and seconds < 2
+
+
+def test_huge_chunked_body_stops_at_the_cap():
+    with fake_llm_server(huge(8, declare_length=False)) as server:
+        exc, seconds = failure(server.url, max_response_bytes=1 << 20)
+    assert isinstance(exc, LLMResponseError) and "bytes" in one_line(exc) and seconds < 2
+
+
+def test_text_parts_and_odd_usage_are_read_leniently():
+    parts = [{"type": "text", "text": "Michael "}, {"type": "text", "text": "Mann"}]
+    body = completion(parts, usage={"prompt_tokens": "many", "completion_tokens": None})
+    with fake_llm_server(send(200, body)) as server:
+        gen = llm(server.url).generate("Who directed Heat?")
+    assert (gen.text, gen.prompt_tokens, gen.completion_tokens) == ("Michael Mann", 0, 0)
+    with fake_llm_server(send(200, completion(None))) as server:
+        assert llm(server.url).generate("Who directed Heat?").text == ""  # no content: an empty completion
+
+
+def test_client_errors_fail_at_once():
+    with fake_llm_server(send(400, {"error": {"message": "context length exceeded"}})) as server:
+        exc, _ = failure(server.url)
+    assert type(exc) is LLMError and "HTTP 400" in one_line(exc) and "context length exceeded" in str(exc)
+    assert server.requests == 1
+    with fake_llm_server(send(401, {"error": {"message": "bad key"}})) as server:
+        exc, _ = failure(server.url)
+    assert "authentication failed" in one_line(exc) and server.requests == 1
