@@ -77,4 +77,8 @@ class Answer(BaseModel):
     grounded: bool = False
     trace: list[Step] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
-    error: str | None = None
+    error: str | None = Field(
+        default=None,
+        description="kept for clients of the JSON schema; always None now: a failed LLM call makes "
+        "Method.answer raise LLMError rather than return an empty answer",
+    )

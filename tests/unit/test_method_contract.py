@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kgrag.errors import LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.methods import registry
@@ -41,14 +42,15 @@ def test_answer_is_typed_traced_and_accounted(kg, name):
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_llm_junk_and_failures_never_raise(kg, name):
+def test_llm_junk_never_raises_and_llm_failures_propagate(kg, name):
     junk = get_method(name)(kg, llm=ScriptedLLM({"default": "<<<answers>>> ``` </opencypher"}))
     assert isinstance(junk.answer("Who directed Heat?").answers, list)
     broken = get_method(name)(kg, llm=ScriptedLLM({"rules": []}))  # every call raises LLMError
-    answer = broken.answer("Who directed Heat?")
-    assert isinstance(answer, Answer)
-    if get_method(name).needs_llm:
-        assert answer.error
+    if get_method(name).needs_llm:  # an empty answer would read as "the KG has none": the caller must know
+        with pytest.raises(LLMError, match="no response"):
+            broken.answer("Who directed Heat?")
+    else:
+        assert isinstance(broken.answer("Who directed Heat?"), Answer)
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -59,6 +61,7 @@ def test_retrieve_needs_no_llm(kg, name):
 
 _PROMPTS_SCRIPT = """
 import json, sys
+from kgrag.errors import LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.models.llm.base import LLM, Generation

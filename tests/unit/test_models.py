@@ -72,8 +72,8 @@ def test_llm_baseline_answer_usage(movies_kg, tmp_path):
     assert answer.trace[0].name == "answer" and answer.trace[0].llm_calls == 1
     assert not answer.grounded  # no KG evidence
     broken = ScriptedLLM({"rules": []})
-    failed = get_method("llm")(movies_kg, llm=broken).answer("?")
-    assert failed.answers == [] and "no response" in failed.error
+    with pytest.raises(LLMError, match="no response"):  # not an empty answer that reads as "none"
+        get_method("llm")(movies_kg, llm=broken).answer("?")
 
 
 def test_unknown_backend_spec():

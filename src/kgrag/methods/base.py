@@ -2,7 +2,10 @@
 
 A method implements :meth:`Method._answer` (and :meth:`Method.retrieve` when it can gather evidence without
 an LLM); :meth:`Method.answer` wraps it so every method reports the same things the same way (template method).
-LLM failures never reach the user as exceptions: the answer carries ``error`` instead.
+An LLM that fails (:class:`~kgrag.errors.LLMError`: unreachable, rate-limited past its retries, garbage replies)
+makes ``answer`` raise: an empty answer would be indistinguishable from "the KG has no answer", so the CLI exits
+non-zero, the service answers 503 and the evaluation records the question as failed. A method may still catch
+an LLM error to fall back to LLM-free retrieval, as long as it then answers.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgrag.cancel import check_cancelled
-from kgrag.errors import KGRagError, LLMError
+from kgrag.errors import KGRagError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
@@ -102,14 +105,8 @@ class Method(ABC):
             raise ValueError(f"method {self.name!r} needs an LLM")
         trace = Trace()
         start = time.perf_counter()
-        error = None
-        answers: list[str] = []
-        evidence: list[Evidence] = []
         with track_usage() as calls:
-            try:
-                answers, evidence = self._answer(question, list(topic_entities or []), trace)
-            except LLMError as exc:
-                error = str(exc)
+            answers, evidence = self._answer(question, list(topic_entities or []), trace)
         return Answer(
             question=question,
             method=self.name,
@@ -118,7 +115,6 @@ class Method(ABC):
             grounded=self.is_grounded(evidence),
             trace=trace.steps,
             usage=Usage.from_calls(calls, time.perf_counter() - start),
-            error=error,
         )
 
     def call_prompt(
