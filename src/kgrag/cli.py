@@ -219,6 +219,29 @@ LLMOpt = Annotated[
     str | None,
     typer.Option("--llm", help="llamacpp:<model|file.gguf> | openai:<model>@<url> | scripted:<file>"),
 ]
+LLMTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--llm-timeout",
+        min=0.1,
+        help="Most seconds one call to an openai: endpoint may take, retries and waits included (default 120).",
+    ),
+]
+
+
+def _open_llm(spec: str | None, *, cache: Path | None, timeout: float | None) -> Any:
+    """``load_llm`` with the CLI's ``--llm-timeout``, which only an HTTP endpoint can honour: a local model
+    runs in this process and cannot be interrupted, so asking for a timeout there is a usage error."""
+    from kgrag.models.llm import DEFAULT_LLM, load_llm
+
+    if timeout is None:
+        return load_llm(spec, cache=cache)
+    if not (spec or DEFAULT_LLM).startswith("openai:"):
+        raise typer.BadParameter(
+            "bounds calls to an openai:MODEL@URL endpoint; a local or scripted LLM takes no timeout",
+            param_hint="--llm-timeout",
+        )
+    return load_llm(spec, cache=cache, timeout=timeout)
 
 
 def _parse_settings(settings: list[str] | None) -> dict[str, Any]:
@@ -255,27 +278,25 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "llm",
     llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
     topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
     cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
     settings: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer QUESTION over the KG with a method and an LLM."""
+    """Answer QUESTION over the KG with a method and an LLM; an LLM that fails exits with status 3."""
     from kgrag.methods import get as get_method
-    from kgrag.models.llm import load_llm
 
     method_cls = get_method(method)
     kg = _load(kg_dir)
     for name in _topic_list(topic):
         kg.entity_id(name)  # unknown topic entities fail early, with suggestions
     with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
-        model = load_llm(llm, cache=cache) if method_cls.needs_llm else None
+        model = _open_llm(llm, cache=cache, timeout=llm_timeout) if method_cls.needs_llm else None
     result = method_cls(kg, llm=model, **_parse_settings(settings)).answer(question, _topic_list(topic))
     if as_json:
         _print_json(result.model_dump(mode="json"))
         return
-    if result.error:
-        err_console.print(f"[yellow]warning:[/yellow] {result.error}", highlight=False, markup=True)
     console.print(f"[bold]Q:[/bold] {question}", highlight=False)
     console.print(
         "[bold]A:[/bold] " + (" | ".join(result.answers) if result.answers else "(no answer)"),
@@ -362,6 +383,7 @@ def eval_command(
     method: Annotated[str, typer.Option("--method", "-m", help="Comma-separated method names.")] = "llm",
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("eval-out"),
     llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
     limit: Annotated[int | None, typer.Option(help="First N questions per group.")] = None,
     sample: Annotated[int | None, typer.Option(help="N random questions per group.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
@@ -372,14 +394,16 @@ def eval_command(
     settings: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run methods over a question set; writes results.jsonl per method, summary.json, report.md and plots."""
+    """Run methods over a question set; writes results.jsonl per method, summary.json, report.md and plots.
+
+    Questions the LLM failed on are counted as wrong, reported on stderr, and asked again by a re-run; a method
+    whose every question failed exits with status 3."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kgrag.eval.datasets import load_datasets, select
     from kgrag.eval.report import write_report
     from kgrag.eval.runner import evaluate_method, summarise
     from kgrag.methods import get as get_method
-    from kgrag.models.llm import load_llm
 
     names = [m.strip() for m in method.split(",") if m.strip()]
     classes = {n: get_method(n) for n in names}
@@ -398,7 +422,7 @@ def eval_command(
         err_console.print(f"gold answers from {ran}/{len(examples)} gold Cypher queries on the KG's backend")
     model = None
     if not retrieval_only and any(c.needs_llm for c in classes.values()):
-        model = load_llm(llm, cache=cache or out / "llm-cache.sqlite")
+        model = _open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
     rows_by_method: dict[str, list] = {}
     summary: dict[str, dict] = {}
     for name in names:
@@ -449,6 +473,7 @@ def eval_command(
             "selection": selection,
         },
     )
+    _check_llm_failures(rows_by_method)
     if as_json:
         _print_json(summary)
         return
@@ -465,6 +490,25 @@ def eval_command(
         )
     console.print(table)
     console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
+
+
+def _check_llm_failures(rows_by_method: dict[str, list[dict[str, Any]]]) -> None:
+    """Say on stderr how many questions each method lost to LLM errors (their rows score as wrong, so the
+    accuracy printed next is not the method's); a method that lost every question ends the run with exit 3."""
+    from kgrag.errors import LLMError
+
+    lost = []
+    for name, rows in rows_by_method.items():
+        failed = [r for r in rows if r.get("llm_failed")]
+        if failed and len(failed) == len(rows):
+            lost.append(f"{name}: all {len(rows)} questions failed ({failed[-1]['error']})")
+        elif failed:
+            sys.stderr.write(
+                f"warning: {name}: {len(failed)} of {len(rows)} questions failed on LLM errors and score as wrong; "
+                f"re-run the same command to ask them again (last: {failed[-1]['error']})\n"
+            )
+    if lost:
+        raise LLMError("; ".join(lost))
 
 
 @app.command()

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import email.utils
 import json
+import subprocess
 import time
 
 import pytest
 
 from kgrag.errors import LLMError, LLMResponseError, LLMUnavailableError
 from kgrag.models.llm.openai_compat import OpenAICompatLLM, retry_after_seconds
+from tests.conftest import run_cli
 from tests.llm_server import completion, drip, fake_llm_server, hang, huge, ok, refused_url, send
 
 FAST = {"backoff": 0.01, "max_retries": 2}
@@ -198,3 +200,107 @@ def test_client_errors_fail_at_once():
     with fake_llm_server(send(401, {"error": {"message": "bad key"}})) as server:
         exc, _ = failure(server.url)
     assert "authentication failed" in one_line(exc) and server.requests == 1
+
+
+# ---------------------------------------------------------------------- what the user sees
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from kgrag.graph.kg import KnowledgeGraph
+    from tests.conftest import MOVIES
+
+    return str(KnowledgeGraph.from_triples(MOVIES).save(tmp_path_factory.mktemp("kg") / "kg"))
+
+
+def ask(store: str, url: str, *extra: str) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.monotonic()
+    proc = run_cli("ask", store, "Who directed Heat?", "--llm", f"openai:m@{url}", *extra, ok=False, timeout=60)
+    return proc, time.monotonic() - start
+
+
+def assert_one_error_line(proc: subprocess.CompletedProcess, says: str, code: int = 3) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "(no answer)" not in proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (send(500, {"error": {"message": "CUDA out of memory"}}), "HTTP 500: CUDA out of memory"),
+        (send(429, "slow down", {"Retry-After": "3600"}), "Retry-After"),
+        (send(200, "<html><title>Sign in</title></html>", content_type="text/html"), "not JSON"),
+        (send(200, completion(42)), "content is a int"),
+    ],
+    ids=["500", "429", "html-200", "content-number"],
+)
+def test_ask_exits_3_with_one_line(store, reply, says):
+    with fake_llm_server(reply) as server:
+        proc, _ = ask(store, server.url, "--llm-timeout", "2")
+    assert_one_error_line(proc, says)
+    with fake_llm_server(reply) as server:
+        proc, _ = ask(store, server.url, "--llm-timeout", "2", "--json")
+    assert_one_error_line(proc, says)
+    assert proc.stdout == ""  # --json prints one object or nothing
+
+
+def test_ask_refused_and_hung(store):
+    proc, _ = ask(store, refused_url(), "--llm-timeout", "2")
+    assert_one_error_line(proc, "refused")
+    with fake_llm_server(hang) as server:
+        proc, seconds = ask(store, server.url, "--llm-timeout", "1")
+    assert_one_error_line(proc, "the 1 s LLM timeout")
+    assert seconds < 15 and server.requests == 1  # interpreter start-up included
+
+
+def test_ask_answers_through_a_working_endpoint(store):
+    with fake_llm_server(ok()) as server:
+        proc, _ = ask(store, server.url, "--llm-timeout", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert "A: Michael Mann" in proc.stdout
+
+
+def test_llm_timeout_is_only_for_endpoints(store, tmp_path):
+    script = tmp_path / "s.json"
+    script.write_text('{"default": "x"}')
+    proc = run_cli("ask", store, "Who?", "--llm", f"scripted:{script}", "--llm-timeout", "5", ok=False)
+    assert proc.returncode == 2 and "--llm-timeout" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_cli("ask", store, "Who?", "--llm", "openai:m@http://127.0.0.1:9/v1", "--llm-timeout", "0", ok=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def _questions(tmp_path) -> str:
+    path = tmp_path / "q.jsonl"
+    rows = [{"id": "a", "question": "Who directed Heat?", "answers": ["Michael Mann"]}]
+    rows.append({"id": "b", "question": "Who directed Alien?", "answers": ["Ridley Scott"]})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return f"jsonl:{path}"
+
+
+def _eval(store: str, url: str, dataset: str, out, *extra: str) -> subprocess.CompletedProcess:
+    args = ("eval", store, "-d", dataset, "-m", "llm", "--llm", f"openai:m@{url}", "--out", str(out))
+    return run_cli(*args, "--llm-timeout", "1", *extra, ok=False, timeout=120)
+
+
+def test_eval_where_every_question_fails_exits_3(store, tmp_path):
+    with fake_llm_server(send(503, "down")) as server:
+        proc = _eval(store, server.url, _questions(tmp_path), tmp_path / "ev", "--json")
+    assert proc.returncode == 3, proc.stderr
+    assert "all 2 questions failed" in proc.stderr and "HTTP 503" in proc.stderr and "Traceback" not in proc.stderr
+    rows = [json.loads(line) for line in (tmp_path / "ev" / "llm" / "results.jsonl").read_text().splitlines()]
+    assert all("HTTP 503" in r["error"] and r["llm_failed"] for r in rows)
+    summary = json.loads((tmp_path / "ev" / "summary.json").read_text())["llm"]
+    assert summary["errors"] == summary["llm_failures"] == 2
+
+
+def test_eval_with_some_failures_warns_and_a_rerun_retries_them(store, tmp_path):
+    dataset, out = _questions(tmp_path), tmp_path / "ev"
+    with fake_llm_server(ok(), send(500, "boom")) as server:  # the first question answered, then errors
+        proc = _eval(store, server.url, dataset, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 of 2 questions failed" in proc.stderr and "re-run" in proc.stderr
+    with fake_llm_server(ok("<answers>\nRidley Scott\n</answers>")) as server:
+        proc = _eval(store, server.url, dataset, out, "--json")
+    assert proc.returncode == 0 and server.requests == 1  # only the failed question is asked again
+    summary = json.loads(proc.stdout)["llm"]
+    assert summary["hit@1"] == 1.0 and summary["errors"] == summary["llm_failures"] == 0

@@ -7,7 +7,9 @@ Output (a stable contract, see docs/DESIGN.md)::
                                   "llm_calls", "seconds_per_question", ...}}
     OUT/report.md (+ PNG plots)  all methods × metrics with 95% bootstrap confidence intervals
 
-A question that fails is recorded with its error and counts as wrong; it never aborts the run.
+A question that fails is recorded with its error and counts as wrong; it never aborts the run.  When the
+failure is the LLM's (``llm_failed``: unreachable, rate-limited, garbage replies), the question is asked again
+by the next run over the same OUT: the endpoint may be back, and the row says nothing about the method.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.errors import LLMError
 from kgrag.eval.datasets import Example
 from kgrag.eval.metrics import (
     answer_recall,
@@ -77,6 +80,7 @@ def score_row(
     completion_tokens: int = 0,
     seconds: float = 0.0,
     error: str | None = None,
+    llm_failed: bool = False,
 ) -> dict[str, Any]:
     """One results.jsonl line for a question."""
     precision, recall, f1 = precision_recall_f1(predicted, ex.answers)
@@ -104,6 +108,7 @@ def score_row(
         "completion_tokens": completion_tokens,
         "seconds": round(seconds, 4),
         "error": error,
+        "llm_failed": llm_failed,
     }
 
 
@@ -130,7 +135,9 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
         row["steps"] = compact_trace(answer.trace)
         return row
     except Exception as exc:  # one failing question never aborts an evaluation
-        return score_row(ex, [], [], seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        llm_failed = isinstance(exc, LLMError)
+        return score_row(ex, [], [], seconds=time.perf_counter() - start, error=error, llm_failed=llm_failed)
 
 
 def compact_trace(steps: Sequence[Any], max_text: int = 200, max_items: int = 10) -> list[dict[str, Any]]:
@@ -224,7 +231,8 @@ def evaluate_method(
     method_config: dict[str, Any] | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Answer (or retrieve for) every example not already in ``out_dir/<method>/results.jsonl``."""
+    """Answer (or retrieve for) every example not already in ``out_dir/<method>/results.jsonl`` (or there
+    only as an LLM failure)."""
     from kgrag.methods import get as get_method
 
     method_cls = get_method(method_name)
@@ -232,7 +240,7 @@ def evaluate_method(
     path = out_dir / method_name / "results.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = read_results(path)
-    todo = [ex for ex in examples if ex.id not in done]
+    todo = [ex for ex in examples if ex.id not in done or done[ex.id].get("llm_failed")]
     if todo:
         if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
             with open(path, "ab") as fh:  # a crash mid-line: start the next record on its own line
@@ -276,6 +284,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = round(float(np.mean([r[key] for r in subset])), 4)
         out["seconds_per_question"] = out.pop("seconds")
         out["errors"] = sum(1 for r in subset if r.get("error"))
+        out["llm_failures"] = sum(1 for r in subset if r.get("llm_failed"))
         exec_rows = [r["execution_accuracy"] for r in subset if "execution_accuracy" in r]
         if exec_rows:
             out["execution_accuracy"] = round(float(np.mean(exec_rows)), 4)

@@ -67,6 +67,7 @@ class OpenAICompatLLM(LLM):
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.model_id = f"openai:{model}@{self.base_url}"
+        self.where = f"LLM endpoint {self.base_url}"  # how errors name it: a bare URL could be anything
         self.timeout = float(timeout)
         self.max_retries = max_retries
         self.backoff = backoff
@@ -118,12 +119,12 @@ class OpenAICompatLLM(LLM):
         while True:
             attempt += 1
             try:
-                return read_completion(self._attempt(args, deadline), self.base_url)
+                return read_completion(self._attempt(args, deadline), self.where)
             except _Transient as failure:
                 wait, reason = self._retry_wait(failure, attempt, deadline)
                 if wait is None:
                     raise LLMUnavailableError(
-                        f"{self.base_url}: {failure.what} ({attempt} attempt{'s' if attempt > 1 else ''} in "
+                        f"{self.where}: {failure.what} ({attempt} attempt{'s' if attempt > 1 else ''} in "
                         f"{time.monotonic() - start:.1f} s; {reason})"
                     ) from failure
                 time.sleep(wait)
@@ -146,8 +147,8 @@ class OpenAICompatLLM(LLM):
             if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
                 raise _Transient(what, retry_after_seconds(exc.response.headers, time.time())) from exc
             if exc.status_code in (401, 403):
-                raise LLMError(f"{self.base_url}: authentication failed ({what}); set ${self.api_key_env}") from exc
-            raise LLMError(f"{self.base_url}: {what}") from exc
+                raise LLMError(f"{self.where}: authentication failed ({what}); set ${self.api_key_env}") from exc
+            raise LLMError(f"{self.where}: {what}") from exc
 
     def _read_body(self, resp: Any, deadline: float) -> bytes:
         """The body, read within the budget (a per-read timeout alone lets a dripping server go on forever)
@@ -155,14 +156,14 @@ class OpenAICompatLLM(LLM):
         cap = self.max_response_bytes
         declared = resp.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise LLMResponseError(f"{self.base_url}: the reply is {int(declared):,} bytes, over the {cap:,} limit")
+            raise LLMResponseError(f"{self.where}: the reply is {int(declared):,} bytes, over the {cap:,} limit")
         chunks: list[bytes] = []
         size = 0
         try:
             for chunk in resp.iter_bytes():
                 size += len(chunk)
                 if size > cap:
-                    raise LLMResponseError(f"{self.base_url}: the reply is over the {cap:,} bytes limit")
+                    raise LLMResponseError(f"{self.where}: the reply is over the {cap:,} bytes limit")
                 if time.monotonic() > deadline:
                     raise _Transient(f"the reply was still arriving after {self.timeout:g} s")
                 chunks.append(chunk)
