@@ -229,19 +229,25 @@ LLMTimeoutOpt = Annotated[
 ]
 
 
-def _open_llm(spec: str | None, *, cache: Path | None, timeout: float | None) -> Any:
-    """``load_llm`` with the CLI's ``--llm-timeout``, which only an HTTP endpoint can honour: a local model
-    runs in this process and cannot be interrupted, so asking for a timeout there is a usage error."""
-    from kgrag.models.llm import DEFAULT_LLM, load_llm
+def _llm_timeout(spec: str | None, timeout: float | None) -> dict[str, float]:
+    """``load_llm`` keywords for ``--llm-timeout``, which only an HTTP endpoint can honour: a local model runs
+    in this process and cannot be interrupted, so asking for a timeout there is a usage error."""
+    from kgrag.models.llm import DEFAULT_LLM
 
     if timeout is None:
-        return load_llm(spec, cache=cache)
+        return {}
     if not (spec or DEFAULT_LLM).startswith("openai:"):
         raise typer.BadParameter(
             "bounds calls to an openai:MODEL@URL endpoint; a local or scripted LLM takes no timeout",
             param_hint="--llm-timeout",
         )
-    return load_llm(spec, cache=cache, timeout=timeout)
+    return {"timeout": timeout}
+
+
+def _open_llm(spec: str | None, *, cache: Path | None, timeout: float | None) -> Any:
+    from kgrag.models.llm import load_llm
+
+    return load_llm(spec, cache=cache, **_llm_timeout(spec, timeout))
 
 
 def _parse_settings(settings: list[str] | None) -> dict[str, Any]:
@@ -785,6 +791,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free port).")] = 8000,
     llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
     cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
     max_llm_calls: Annotated[int, typer.Option(min=1, help="LLM calls running at once; more wait.")] = 1,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds before a question gives up (504).")] = 300.0,
@@ -806,6 +813,7 @@ def serve(
     get_method(method)  # an unknown default method fails now, with the choices
     config = ServiceConfig(
         llm=llm,
+        llm_timeout=_llm_timeout(llm, llm_timeout).get("timeout"),
         cache=str(cache) if cache else None,
         max_llm_calls=max_llm_calls,
         request_timeout=timeout,

@@ -304,3 +304,23 @@ def test_eval_with_some_failures_warns_and_a_rerun_retries_them(store, tmp_path)
     assert proc.returncode == 0 and server.requests == 1  # only the failed question is asked again
     summary = json.loads(proc.stdout)["llm"]
     assert summary["hit@1"] == 1.0 and summary["errors"] == summary["llm_failures"] == 0
+
+
+def test_service_answers_503_when_the_endpoint_hangs(store):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from kgrag.service import ServiceConfig, create_app
+
+    with fake_llm_server(hang) as server:
+        config = ServiceConfig(llm=f"openai:m@{server.url}", llm_timeout=1)
+        with TestClient(create_app(store, config)) as client:
+            start = time.monotonic()
+            resp = client.post("/ask", json={"question": "Who directed Heat?", "method": "llm"})
+    assert resp.status_code == 503 and "the 1 s LLM timeout" in resp.json()["error"]
+    assert time.monotonic() - start < 5
+
+
+def test_serve_takes_llm_timeout_for_endpoints_only(store, tmp_path):
+    proc = run_cli("serve", store, "--llm", "scripted:x.json", "--llm-timeout", "5", ok=False, timeout=60)
+    assert proc.returncode == 2 and "--llm-timeout" in proc.stderr

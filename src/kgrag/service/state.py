@@ -37,6 +37,8 @@ class ServiceConfig:
     """LLM spec (``llamacpp:NAME``, ``openai:MODEL@URL``, ``scripted:FILE``); None = the default local model."""
     cache: str | None = None
     """SQLite file caching LLM responses (None: no cache)."""
+    llm_timeout: float | None = None
+    """Seconds one call to an ``openai:`` endpoint may take, retries included (None: the backend's default)."""
     max_llm_calls: int = 1
     """LLM calls running at once across all requests; more wait."""
     request_timeout: float = 300.0
@@ -94,7 +96,8 @@ class ServiceState:
                 from kgrag.models.llm import load_llm
 
                 try:
-                    model = load_llm(self.config.llm, cache=self.config.cache)
+                    timeout = {} if self.config.llm_timeout is None else {"timeout": self.config.llm_timeout}
+                    model = load_llm(self.config.llm, cache=self.config.cache, **timeout)
                 except (KGRagError, ImportError, OSError, ValueError) as exc:
                     raise LLMLoadError(f"cannot load {self.llm_spec}: {exc}") from exc
                 self._llm = ConcurrencyLimitedLLM(model, self.config.max_llm_calls)
