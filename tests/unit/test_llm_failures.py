@@ -324,3 +324,14 @@ def test_service_answers_503_when_the_endpoint_hangs(store):
 def test_serve_takes_llm_timeout_for_endpoints_only(store, tmp_path):
     proc = run_cli("serve", store, "--llm", "scripted:x.json", "--llm-timeout", "5", ok=False, timeout=60)
     assert proc.returncode == 2 and "--llm-timeout" in proc.stderr
+
+
+def test_eval_stops_when_the_endpoint_stays_down(store, tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Who is {i}?"}) + "\n" for i in range(20)))
+    start = time.monotonic()
+    proc = _eval(store, refused_url(), f"jsonl:{path}", tmp_path / "ev", "--json")  # --json: no progress bar
+    assert proc.returncode == 3 and "5 questions in a row" in proc.stderr and "re-run" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert len((tmp_path / "ev" / "llm" / "results.jsonl").read_text().splitlines()) == 5  # not 20 x the timeout
+    assert time.monotonic() - start < 30

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.errors import LLMError
+from kgrag.errors import LLMError, LLMUnavailableError
 from kgrag.eval.datasets import Example
 from kgrag.eval.metrics import (
     answer_recall,
@@ -37,6 +37,10 @@ from kgrag.eval.metrics import (
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.retrieval.graph_query import first_column_answers
 from kgrag.types import Evidence
+
+STOP_AFTER_UNREACHABLE = 5
+"""Questions in a row that find the LLM unreachable before a run stops: the rest would only fail the same way,
+each after the whole LLM timeout (a re-run resumes where it stopped)."""
 
 SUMMARY_KEYS = (
     "hit",
@@ -230,6 +234,7 @@ def evaluate_method(
     processes: bool = False,
     method_config: dict[str, Any] | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
+    stop_after_unreachable: int = STOP_AFTER_UNREACHABLE,
 ) -> list[dict[str, Any]]:
     """Answer (or retrieve for) every example not already in ``out_dir/<method>/results.jsonl`` (or there
     only as an LLM failure)."""
@@ -259,6 +264,7 @@ def evaluate_method(
             else:
                 results = (run_question(method, ex, retrieval_only) for ex in todo)
         try:
+            unreachable = 0
             with open(path, "a", encoding="utf-8") as fh:
                 for row in results:
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -266,11 +272,22 @@ def evaluate_method(
                     done[row["id"]] = row
                     if on_result:
                         on_result(row)
+                    unreachable = unreachable + 1 if _unreachable(row) else 0
+                    if unreachable >= stop_after_unreachable:
+                        raise LLMUnavailableError(
+                            f"{method_name}: stopped after {unreachable} questions in a row found the LLM "
+                            f"unreachable; re-run to resume ({row['error']})"
+                        )
         finally:
             if executor is not None:
                 executor.shutdown(cancel_futures=True)
     wanted = {ex.id for ex in examples}
     return [row for qid, row in done.items() if qid in wanted]
+
+
+def _unreachable(row: dict[str, Any]) -> bool:
+    """The row's question failed because the LLM endpoint could not be reached (not a bad reply)."""
+    return bool(row.get("llm_failed")) and str(row.get("error")).startswith(LLMUnavailableError.__name__)
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
