@@ -20,6 +20,7 @@ from pathlib import Path
 from kgrag.eval.metrics import hit, hit_at_1
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
+from kgrag.methods.base import answer_or_failure
 from kgrag.models.llm import load_llm
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "freebase_tiny" / "demo_questions.jsonl"
@@ -38,7 +39,7 @@ def triple_id(kg: KnowledgeGraph, head: str, relation: str, tail: str) -> int | 
 
 def run_one(kg: KnowledgeGraph, method, item: dict) -> dict:
     started = time.perf_counter()
-    answer = method.answer(item["question"])
+    answer = answer_or_failure(method, item["question"])  # a failed LLM call is one failed question
     shown = {tid for ev in answer.evidence for tid in ev.triples}
     path = item.get("answer_path") or []
     path_ids = [triple_id(kg, *t) for t in path]

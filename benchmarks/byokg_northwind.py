@@ -21,6 +21,7 @@ from kgrag.eval.metrics import normalize_answer, rows_match
 from kgrag.eval.runner import fill_gold_from_cypher
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
+from kgrag.methods.base import answer_or_failure
 from kgrag.models.llm import load_llm
 
 PAIRS = Path(__file__).resolve().parents[2] / "shared" / "data" / "northwind" / "text2cypher_northwind.jsonl"
@@ -54,7 +55,7 @@ def main() -> None:
 
 
 def run_one(method, ex) -> dict:
-    answer = method.answer(ex.question)
+    answer = answer_or_failure(method, ex.question)  # a failed LLM call is one failed question
     # byokg: round 1's KG-Linker query and its guarded run; the cypher baseline: its one query and run
     step = next((s for s in answer.trace if s.name in ("cypher", "execute")), None)
     written = next(

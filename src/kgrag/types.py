@@ -79,6 +79,6 @@ class Answer(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     error: str | None = Field(
         default=None,
-        description="kept for clients of the JSON schema; always None now: a failed LLM call makes "
-        "Method.answer raise LLMError rather than return an empty answer",
+        description="None from Method.answer, which raises LLMError when the LLM fails; set only by "
+        "methods.base.answer_or_failure for scripts that record a failed question and go on",
     )

@@ -113,3 +113,10 @@ def test_prompts_do_not_depend_on_the_process_hash_seed(kg, tmp_path):
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     for name in METHODS:
         assert runs[0][name] == runs[1][name], f"{name}: prompts differ between processes"
+
+
+def test_answer_or_failure_records_the_llm_error(kg):
+    from kgrag.methods.base import answer_or_failure
+
+    answer = answer_or_failure(get_method("llm")(kg, llm=ScriptedLLM({"rules": []})), "Who directed Heat?")
+    assert answer.answers == [] and answer.error.startswith("LLMError: ") and "no response" in answer.error

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgrag.cancel import check_cancelled
-from kgrag.errors import KGRagError
+from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
@@ -174,6 +174,16 @@ class Method(ABC):
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         """Return (answers, evidence); record steps on ``trace``."""
+
+
+def answer_or_failure(method: Method, question: str, topic_entities: Sequence[str] | None = None) -> Answer:
+    """``method.answer``, or for an :class:`LLMError` an empty Answer whose ``error`` names it: for scripts that
+    record a failed question and go on (benchmarks). Whatever shows answers to people must let the error through.
+    """
+    try:
+        return method.answer(question, topic_entities)
+    except LLMError as exc:
+        return Answer(question=question, method=method.name, error=f"{type(exc).__name__}: {exc}")
 
 
 def ask_for_answers(
