@@ -236,10 +236,10 @@ def assert_one_error_line(proc: subprocess.CompletedProcess, says: str, code: in
 )
 def test_ask_exits_3_with_one_line(store, reply, says):
     with fake_llm_server(reply) as server:
-        proc, _ = ask(store, server.url, "--llm-timeout", "2")
+        proc, _ = ask(store, server.url, "--llm-timeout", "1")
     assert_one_error_line(proc, says)
     with fake_llm_server(reply) as server:
-        proc, _ = ask(store, server.url, "--llm-timeout", "2", "--json")
+        proc, _ = ask(store, server.url, "--llm-timeout", "1", "--json")
     assert_one_error_line(proc, says)
     assert proc.stdout == ""  # --json prints one object or nothing
 
