@@ -335,3 +335,20 @@ def test_eval_stops_when_the_endpoint_stays_down(store, tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert len((tmp_path / "ev" / "llm" / "results.jsonl").read_text().splitlines()) == 5  # not 20 x the timeout
     assert time.monotonic() - start < 30
+
+
+def test_retries_stop_when_the_caller_stops_waiting():
+    import threading
+
+    from kgrag.cancel import Cancelled, cancel_scope
+
+    flag = threading.Event()
+    fail = send(500, "boom")
+
+    def fail_and_give_up(handler, stop):  # the service's request timeout passes during this attempt
+        flag.set()
+        fail(handler, stop)
+
+    with fake_llm_server(fail_and_give_up) as server, cancel_scope(flag), pytest.raises(Cancelled):
+        llm(server.url, max_retries=5).generate("Who directed Heat?")
+    assert server.requests == 1

@@ -9,7 +9,8 @@ Retried, with exponential backoff: refused or broken connections, 408, 429 and 5
 OpenAI's ``retry-after-ms``) replaces the backoff; when it asks for more than ``max_retry_after`` seconds or
 more than the budget left, the call fails at once instead of sleeping for nothing.  Not retried: other 4xx and
 200 replies that are not a chat completion (:class:`~kgrag.errors.LLMResponseError`).  The SDK's own retries
-are off, so attempts never multiply.  Every error names the URL and fits on one line.
+are off, so attempts never multiply; a cancelled caller (:mod:`kgrag.cancel`) stops them.  Every error names
+the URL and fits on one line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from kgrag.cancel import check_cancelled
 from kgrag.errors import LLMError, LLMResponseError, LLMUnavailableError
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 
@@ -118,6 +120,8 @@ class OpenAICompatLLM(LLM):
         attempt = 0
         while True:
             attempt += 1
+            if attempt > 1:
+                check_cancelled()  # nobody waits for this call any more (the service's request timed out)
             try:
                 return read_completion(self._attempt(args, deadline), self.where)
             except _Transient as failure:
