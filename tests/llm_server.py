@@ -85,6 +85,20 @@ def drip(every: float = 0.2) -> Reply:
     return reply
 
 
+def drip_headers(every: float = 0.1) -> Reply:
+    """Start the status line and a header, then add one header byte every ``every`` seconds: the HTTP library
+    never gets to the body, and each of its reads is quick."""
+
+    def reply(handler: BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        handler.wfile.flush()
+        while not stop.wait(every):
+            handler.wfile.write(b"x")
+            handler.wfile.flush()
+
+    return reply
+
+
 def huge(megabytes: int, *, declare_length: bool) -> Reply:
     """A 200 whose body is ``megabytes`` MB of JSON-looking padding (with or without a Content-Length)."""
 

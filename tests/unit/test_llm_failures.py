@@ -17,7 +17,7 @@ import pytest
 from kgrag.errors import LLMError, LLMResponseError, LLMUnavailableError
 from kgrag.models.llm.openai_compat import OpenAICompatLLM, retry_after_seconds
 from tests.conftest import run_cli
-from tests.llm_server import completion, drip, fake_llm_server, hang, huge, ok, refused_url, send
+from tests.llm_server import completion, drip, drip_headers, fake_llm_server, hang, huge, ok, refused_url, send
 
 FAST = {"backoff": 0.01, "max_retries": 2}
 
@@ -124,6 +124,13 @@ def test_dripping_body_gives_up_at_the_deadline():
     with fake_llm_server(drip(0.1)) as server:
         exc, seconds = failure(server.url, timeout=1)
     assert isinstance(exc, LLMUnavailableError)
+    assert 0.9 <= seconds < 2.5, seconds
+
+
+def test_dripping_headers_give_up_at_the_deadline():
+    with fake_llm_server(drip_headers(0.1)) as server:
+        exc, seconds = failure(server.url, timeout=1)
+    assert isinstance(exc, LLMUnavailableError) and "1 s" in one_line(exc)
     assert 0.9 <= seconds < 2.5, seconds
 
 

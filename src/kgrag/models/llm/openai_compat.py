@@ -1,8 +1,9 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, LiteLLM, ``python -m llama_cpp.server``).
 
 One :meth:`~kgrag.models.llm.base.LLM.generate` call has one budget, ``timeout`` seconds, that bounds
-everything it does: each attempt may use what is left of it (so a hung or dripping endpoint cannot hold the
-caller longer), and so must the waits between attempts.  A timed-out attempt therefore ends the call: re-sending
+everything it does: each attempt may use what is left of it and is abandoned when it is spent (so a hung
+endpoint, or one that drips its headers or body, cannot hold the caller longer), and so must the waits between
+attempts.  A timed-out attempt therefore ends the call: re-sending
 a slow generation to a one-slot local server would only queue a duplicate behind it.
 
 Retried, with exponential backoff: refused or broken connections, 408, 429 and 5xx.  A ``Retry-After`` (or
@@ -22,8 +23,11 @@ import math
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from functools import cache
 from typing import Any
 
@@ -36,6 +40,8 @@ DEFAULT_TIMEOUT = 120.0
 MAX_RESPONSE_BYTES = 16 << 20
 """A chat completion is a few kB; a reply this large is something else (and would be held in memory)."""
 RETRYABLE_STATUS = frozenset({408, 429})  # and every 5xx
+ATTEMPT_GRACE = 0.25
+"""Seconds past the deadline an attempt's own timeout gets to fire (its error says more) before it is abandoned."""
 
 
 class _Transient(Exception):
@@ -123,7 +129,7 @@ class OpenAICompatLLM(LLM):
             if attempt > 1:
                 check_cancelled()  # nobody waits for this call any more (the service's request timed out)
             try:
-                return read_completion(self._attempt(args, deadline), self.where)
+                return read_completion(self._attempt_within(args, deadline), self.where)
             except _Transient as failure:
                 wait, reason = self._retry_wait(failure, attempt, deadline)
                 if wait is None:
@@ -132,6 +138,29 @@ class OpenAICompatLLM(LLM):
                         f"{time.monotonic() - start:.1f} s; {reason})"
                     ) from failure
                 time.sleep(wait)
+
+    def _attempt_within(self, args: dict[str, Any], deadline: float) -> bytes:
+        """:meth:`_attempt` in a helper thread that is abandoned at the deadline.
+
+        The HTTP library's timeouts are per read: a server that trickles its status line and headers a byte at
+        a time never trips them, and the SDK hands over no response to check the clock on until the headers are
+        complete. Waiting on a thread is the one bound that holds; an abandoned attempt ends with its
+        connection (the thread is a daemon and only ever touches its own result).
+        """
+        result: Future[bytes] = Future()
+
+        def run() -> None:
+            try:
+                result.set_result(self._attempt(args, deadline))
+            except BaseException as exc:  # handed to the waiting caller, which raises it
+                result.set_exception(exc)
+
+        left = max(deadline - time.monotonic(), 0.0)
+        threading.Thread(target=run, name="kgrag-llm-attempt", daemon=True).start()
+        try:
+            return result.result(timeout=left + ATTEMPT_GRACE)
+        except FutureTimeout:  # worded as the attempt's own timeout: which of the two fires first is chance
+            raise _Transient(f"no reply within {left:.3g} s") from None
 
     def _attempt(self, args: dict[str, Any], deadline: float) -> bytes:
         """POST once, with what is left of the budget as the timeout; the raw reply body."""
