@@ -745,6 +745,14 @@ def serve(
     timeout: Annotated[float, typer.Option(min=1, help="Seconds before a question gives up (504).")] = 300.0,
     workers: Annotated[int, typer.Option(min=1, help="Threads running methods.")] = 4,
     method: Annotated[str, typer.Option("--method", "-m", help="Method preselected in the web page.")] = "kaping",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A name clients reach the server by (repeatable); other Host headers are refused (DNS rebinding). "
+            "localhost, 127.0.0.1, [::1] and --host are always allowed.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API and the web page for KG_DIR (needs the [serve] extra); prints the URL."""
     import socket
@@ -766,6 +774,8 @@ def serve(
         request_timeout=timeout,
         workers=workers,
         default_method=method,
+        bind_host=host,
+        allowed_hosts=tuple(allowed_host or ()),
     )
     with err_console.status(f"loading {kg_dir}", spinner="dots"):
         service = create_app(_load(kg_dir), config)

@@ -5,9 +5,9 @@ pool and the event loop only waits (with the request timeout) — the server kee
 autocomplete while a question is being answered. ``POST /ask/stream`` sends the method's steps as
 server-sent events while it runs (``start``, one ``step`` per finished step, then ``answer`` or ``error``).
 
-Errors are JSON ``{"error": "..."}``: 400 malformed JSON, 413 oversized body, 422 invalid input (empty or
-oversized question, unknown method, entity or setting), 404 unknown entity in a path-like lookup, 503 LLM
-not available, 504 timeout, 500 a bug (logged; the server keeps serving).
+Errors are JSON ``{"error": "..."}``: 400 malformed JSON, 413 oversized body, 421 foreign Host header (DNS
+rebinding), 422 invalid input (empty or oversized question, unknown method, entity or setting), 404 unknown
+entity in a path-like lookup, 503 LLM not available, 504 timeout, 500 a bug (logged; the server keeps serving).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import MethodConfigError, observe_steps
 from kgrag.models.llm.base import LLM
 from kgrag.registry import UnknownNameError
+from kgrag.service.guards import BodyLimit, HostCheck, allowed_host_names
 from kgrag.service.schemas import QuestionRequest
 from kgrag.service.state import ServiceConfig, ServiceState
 from kgrag.types import Step
@@ -142,12 +143,9 @@ def create_app(
         log.exception("error serving %s %s", request.method, request.url.path)
         return JSONResponse({"error": error_message(exc)}, status_code=error_status(exc))
 
-    @app.middleware("http")
-    async def _limit_body(request: Request, call_next: Callable) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            return JSONResponse({"error": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
-        return await call_next(request)
+    # the last added runs first: a foreign Host is refused before any of its body is read
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(HostCheck, allowed=allowed_host_names(cfg.bind_host, cfg.allowed_hosts))
 
     # ------------------------------------------------------------------ helpers
     def check(req: QuestionRequest) -> tuple[str, str, list[str]]:

@@ -47,6 +47,10 @@ class ServiceConfig:
     """Threads running methods (CPU-bound retrieval and LLM calls)."""
     method_cache_size: int = 16
     default_method: str = "kaping"
+    bind_host: str | None = "127.0.0.1"
+    """Address the server listens on; a Host header may name it (besides localhost, 127.0.0.1 and [::1])."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More names a Host header may carry (the server's DNS name); any other Host is refused (DNS rebinding)."""
 
 
 class ServiceState:
