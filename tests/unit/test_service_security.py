@@ -183,3 +183,16 @@ def test_kgrag_serve_takes_allowed_hosts(kg):
             with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
                 conn.sendall(f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
                 assert read_response(conn)[0] == status, host
+
+
+# ---------------------------------------------------------------------------------------------- settings
+@pytest.mark.parametrize("name", ["kaping", "decompose", "frag", "byokg-scoring"])
+def test_an_embedder_setting_is_the_config_field_not_an_embedder_object(kg, name):
+    """``--set embedder=static`` (CLI, or the operator's serve settings) was taken as the constructor's embedder
+    *object*, so the first retrieval called ``"static".encode`` (the service answered 500)."""
+    from kgrag.methods import get
+    from kgrag.models.embeddings.base import Embedder
+
+    method = get(name)(kg, llm=None, embedder="static")
+    assert method.config.embedder == "static" and isinstance(method.text_embedder, Embedder)
+    assert method.retrieve("who directed Heat", ["Heat"]) is not None
