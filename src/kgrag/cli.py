@@ -753,6 +753,14 @@ def serve(
             "localhost, 127.0.0.1, [::1] and --host are always allowed.",
         ),
     ] = None,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Method setting KEY=VALUE for every method that has it (repeatable). The only way to set what "
+            "names a file, model or host (router, embedder, cypher_backend...); clients may override the rest.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API and the web page for KG_DIR (needs the [serve] extra); prints the URL."""
     import socket
@@ -776,6 +784,7 @@ def serve(
         default_method=method,
         bind_host=host,
         allowed_hosts=tuple(allowed_host or ()),
+        settings=_parse_settings(settings),
     )
     with err_console.status(f"loading {kg_dir}", spinner="dots"):
         service = create_app(_load(kg_dir), config)

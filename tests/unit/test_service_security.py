@@ -6,10 +6,17 @@ in front of FastAPI, where the raw stream and headers arrive); the rest through 
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import re
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +29,7 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.service import ServiceConfig, create_app
 from kgrag.service.process import running_server
-from tests.conftest import MOVIES
+from tests.conftest import MOVIES, local_client
 
 LLM_SCRIPT = {"default": "<answers>Michael Mann</answers>"}
 
@@ -83,6 +90,12 @@ def _headers(head: bytes) -> Iterator[tuple[str, str]]:
         yield key.strip().lower(), value.strip()
 
 
+def chunked(body: bytes, size: int) -> bytes:
+    """``body`` in HTTP/1.1 chunked framing, ``size`` bytes a chunk, with the closing empty chunk."""
+    parts = (body[i : i + size] for i in range(0, len(body), size))
+    return b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in parts) + b"0\r\n\r\n"
+
+
 def raw_request(server: LiveServer, head: str, body: bytes = b"") -> tuple[int, bytes]:
     with server.connect() as conn:
         conn.sendall(head.encode("latin-1") + b"\r\n" + body)
@@ -136,8 +149,7 @@ def test_a_declared_oversized_body_is_refused_before_it_is_sent(live):
 def test_a_body_under_the_limit_still_works_when_chunked(live):
     body = b'{"question": "who directed Heat", "method": "kaping", "topic_entities": ["Heat"]}'
     head = "POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
-    chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i : i + 10]), body[i : i + 10]) for i in range(0, len(body), 10))
-    status, raw = raw_request(live, head + "Connection: close\r\n", chunks + b"0\r\n\r\n")
+    status, raw = raw_request(live, head + "Connection: close\r\n", chunked(body, 10))
     assert status == 200 and b"Michael Mann" in raw, raw[:500]
 
 
@@ -196,3 +208,172 @@ def test_an_embedder_setting_is_the_config_field_not_an_embedder_object(kg, name
     method = get(name)(kg, llm=None, embedder="static")
     assert method.config.embedder == "static" and isinstance(method.text_embedder, Embedder)
     assert method.retrieve("who directed Heat", ["Heat"]) is not None
+
+
+CASES = json.loads((Path(__file__).parents[1] / "fixtures" / "attacks" / "service" / "cases.json").read_text())
+QUESTION_PATHS = ("/ask", "/retrieve", "/ask/stream")
+
+
+@pytest.fixture(scope="module")
+def traps(tmp_path_factory) -> dict[str, Path]:
+    """A canary file and a FIFO a path setting could be pointed at, in a directory of their own."""
+    base = tmp_path_factory.mktemp("traps")
+    canary = base / "canary.npz"
+    canary.write_bytes(b"not a router")
+    os.mkfifo(base / "fifo")
+    return {"tmpdir": base, "canary": canary, "fifo": base / "fifo"}
+
+
+@pytest.fixture(scope="module")
+def client(kg) -> Iterator[Any]:
+    with local_client(create_app(kg, ServiceConfig(request_timeout=20), llm=ScriptedLLM(LLM_SCRIPT))) as c:
+        yield c
+
+
+def question(case: dict, traps: dict[str, Path]) -> dict:
+    """The request body of a settings case."""
+    return {"question": "who directed Heat", "method": case["method"], "settings": fill(case["settings"], traps)}
+
+
+def fill(value: Any, traps: dict[str, Path]) -> Any:
+    """The case's settings with {canary}, {fifo} and {tmpdir} replaced by the trap paths."""
+    if isinstance(value, str):
+        return value.format(**{k: str(v) for k, v in traps.items()})
+    if isinstance(value, dict):
+        return {k: fill(v, traps) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("case", CASES["settings"], ids=lambda c: c["name"])
+def test_a_client_setting_attack_is_refused_with_its_name(client, traps, case):
+    for path in QUESTION_PATHS:
+        resp = client.post(path, json=question(case, traps))
+        assert resp.status_code == case["status"], (path, resp.text[:300])
+        assert case["message"] in resp.json()["error"], (path, resp.json())
+
+
+@pytest.mark.parametrize("case", CASES["raw_bodies"], ids=lambda c: c["name"])
+def test_a_raw_body_attack_is_refused(client, case):
+    for path in QUESTION_PATHS:
+        resp = client.post(path, content=case["body"], headers={"content-type": "application/json"})
+        assert resp.status_code == case["status"], (path, resp.text[:300])
+        assert case["message"] in resp.json()["error"], (path, resp.json())
+
+
+def send_case(server: LiveServer, case: dict) -> int:
+    """Send one raw HTTP case (a declared body of ``body_bytes``, chunked or not); the response's status."""
+    body = case.get("body", "x" * case.get("body_bytes", 0)).encode()
+    if case.get("chunked"):
+        body = chunked(body, 8192)
+    with server.connect() as conn:
+        # the server may answer and close before the body is sent
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            conn.sendall(case["head"].format(port=server.port).encode() + b"Connection: close\r\n\r\n" + body)
+        return read_response(conn)[0]
+
+
+@pytest.mark.parametrize("case", CASES["http"], ids=lambda c: c["name"])
+def test_an_http_level_attack_is_refused(live, case):
+    assert send_case(live, case) == case["status"]
+    assert raw_request(live, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n")[0] == 200
+
+
+def test_no_attack_read_or_wrote_a_file(kg, traps):
+    """Every case again, watching the trap directory: nothing opened the canary (atime) or the FIFO (a reader
+    would block the worker), changed it (mtime) or created files beside it."""
+    canary = traps["canary"]
+    os.utime(canary, ns=(1_000_000_000_000_000_000, 1_500_000_000_000_000_000))  # atime < mtime: a read updates it
+    before = {p.name: p.stat().st_mtime_ns for p in traps["tmpdir"].iterdir()}
+    atime = canary.stat().st_atime_ns
+    start = time.monotonic()
+    with local_client(create_app(kg, ServiceConfig(request_timeout=5), llm=ScriptedLLM(LLM_SCRIPT))) as c:
+        for case in CASES["settings"]:
+            for path in QUESTION_PATHS:
+                assert c.post(path, json=question(case, traps)).status_code == case["status"]
+        assert c.get("/health").json()["in_flight"] == 0  # no worker is stuck on the FIFO
+    assert time.monotonic() - start < 30
+    assert canary.stat().st_atime_ns == atime and canary.read_bytes() == b"not a router"
+    assert {p.name: p.stat().st_mtime_ns for p in traps["tmpdir"].iterdir()} == before
+
+
+NAMES_SOMETHING = re.compile(r"embed|router|pattern|backend|rerank|model|path|file|dir|url|uri|host|llm|cache|fallback")
+
+
+def every_setting() -> Iterator[tuple[str, str, Any]]:
+    from kgrag.methods import get, registry
+
+    for name in registry:
+        for field, info in get(name).Config.model_fields.items():
+            yield name, field, info
+
+
+@pytest.mark.parametrize(
+    ("method", "field", "info"), list(every_setting()), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_every_method_setting_says_what_a_client_may_do_with_it(method, field, info):
+    """A new setting cannot slip through: a number needs client bounds, text must be marked operator-only or
+    bounded free text, and text whose name or default looks like it names a file, model or host (a non-empty
+    default is a named spec: "builtin", "minilm", "ladybug") must be operator-only."""
+    from kgrag.methods.settings import ClientRange, ClientText, OperatorOnly, marker
+    from kgrag.service.settings import value_kind
+
+    kind, mark = value_kind(info.annotation), marker(info)
+    if kind == "number":
+        assert isinstance(mark, ClientRange), f"{method}.{field}: a number needs Annotated[..., ClientRange(lo, hi)]"
+        assert mark.low <= (info.default if info.default is not None else mark.low) <= mark.high
+    elif kind == "text":
+        assert isinstance(mark, OperatorOnly | ClientText), f"{method}.{field}: text needs a marker"
+        if NAMES_SOMETHING.search(field) or (isinstance(info.default, str) and info.default):
+            assert isinstance(mark, OperatorOnly), f"{method}.{field} looks like it names a file, model or host"
+    elif kind == "other":
+        assert isinstance(mark, OperatorOnly), f"{method}.{field}: {info.annotation} is no plain JSON value"
+
+
+def test_every_method_has_its_defaults_within_client_bounds_and_refuses_no_default():
+    """The web page sends a method's defaults back as settings (GET /methods): they must all pass."""
+    from kgrag.methods import get, registry
+    from kgrag.service.settings import client_may_set, client_settings
+
+    for name in registry:
+        cls = get(name)
+        defaults = {k: i.default for k, i in cls.Config.model_fields.items() if client_may_set(i) and i.default}
+        assert client_settings(cls, defaults, {}) == defaults
+
+
+def test_the_operator_sets_what_clients_may_not(kg):
+    """`kgrag serve --set embedder=static` reaches every method with that setting; a client adds its own."""
+    app = create_app(kg, ServiceConfig(settings={"embedder": "static", "top_k": 2}), llm=ScriptedLLM(LLM_SCRIPT))
+    with local_client(app) as c:
+        assert len(c.post("/retrieve", json={"question": "who directed Heat"}).json()["evidence"]) == 2
+        resp = c.post("/retrieve", json={"question": "who directed Heat", "settings": {"top_k": 3}})
+        assert len(resp.json()["evidence"]) == 3
+        assert c.post("/retrieve", json={"question": "who directed Heat", "method": "decompose"}).status_code == 200
+        assert c.post("/retrieve", json={"question": "x", "settings": {"embedder": "minilm"}}).status_code == 403
+        methods = {m["name"]: m for m in c.get("/methods").json()["methods"]}
+        assert (
+            "top_k" in methods["kaping"]["client_settings"] and "embedder" not in methods["kaping"]["client_settings"]
+        )
+    used = {key[0]: method.config for key, method in app.state.kgrag._methods.items()}
+    assert used["kaping"].embedder == used["decompose"].embedder == "static"
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [({"top_kk": 3}, "no method has the setting(s) top_kk"), ({"top_k": "many"}, "method 'decompose'")],
+)
+def test_a_bad_operator_setting_fails_at_startup(kg, settings, message):
+    from kgrag.methods.base import MethodConfigError
+
+    with pytest.raises(MethodConfigError, match=re.escape(message)):
+        create_app(kg, ServiceConfig(settings=settings))
+
+
+def test_kgrag_serve_takes_operator_settings(kg):
+    with running_server(kg.store_path, "--llm", "scripted:/nonexistent.json", "--set", "top_k=1") as url:
+        req = urllib.request.Request(
+            url + "/retrieve",
+            json.dumps({"question": "who directed Heat"}).encode(),
+            {"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            assert len(json.loads(resp.read())["evidence"]) == 1

@@ -20,9 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import Any, NamedTuple, TypeVar
 
 from kgrag.cancel import cancel_scope
 from kgrag.errors import KGRagError, LLMError, MissingExtraError, ModelSetupError, UnknownEntityError
@@ -32,6 +30,7 @@ from kgrag.models.llm.base import LLM
 from kgrag.registry import UnknownNameError
 from kgrag.service.guards import BodyLimit, HostCheck, allowed_host_names
 from kgrag.service.schemas import QuestionRequest
+from kgrag.service.settings import SettingRejected, client_may_set, client_settings
 from kgrag.service.state import ServiceConfig, ServiceState
 from kgrag.types import Step
 
@@ -47,6 +46,15 @@ log = logging.getLogger("kgrag.service")
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 64 * 1024
 T = TypeVar("T")
+
+
+class Checked(NamedTuple):
+    """A question request that passed :func:`check`: what the method runs with (operator settings merged in)."""
+
+    question: str
+    method: str
+    topics: list[str]
+    settings: dict[str, Any]
 
 
 class ApiError(Exception):
@@ -148,8 +156,8 @@ def create_app(
     app.add_middleware(HostCheck, allowed=allowed_host_names(cfg.bind_host, cfg.allowed_hosts))
 
     # ------------------------------------------------------------------ helpers
-    def check(req: QuestionRequest) -> tuple[str, str, list[str]]:
-        """Validate a question request before any work starts: (question, method, topic names)."""
+    def check(req: QuestionRequest) -> Checked:
+        """Validate a question request before any work starts."""
         from kgrag.methods import get as get_method
 
         question = req.question.strip()
@@ -170,13 +178,11 @@ def create_app(
                 kg.entity_id(topic)
             except UnknownEntityError as exc:
                 raise ApiError(422, f"topic entity: {exc}") from None
-        try:
-            cls.Config(**req.settings)  # bad settings fail now, before any model loads
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            known = ", ".join(cls.Config.model_fields) or "none"
-            raise ApiError(422, f"method {name!r}: {problems} (settings: {known})") from None
-        return question, name, topics
+        try:  # before any model loads or file opens: a client's settings may not name either
+            settings = client_settings(cls, req.settings, cfg.settings)
+        except SettingRejected as exc:
+            raise ApiError(exc.status, str(exc)) from None
+        return Checked(question, name, topics, settings)
 
     def in_worker(
         fn: Callable[[], T], on_step: Callable[[Step], None] | None, cancel: threading.Event
@@ -208,10 +214,10 @@ def create_app(
                 log.exception("method failed")
             raise ApiError(error_status(exc), error_message(exc)) from exc
 
-    def answer_fn(question: str, name: str, topics: list[str], settings: dict) -> Callable[[], Any]:
+    def answer_fn(req: Checked) -> Callable[[], Any]:
         def work() -> Any:
-            method = state.method(name, settings, with_llm=True)
-            return method.answer(question, topics)
+            method = state.method(req.method, req.settings, with_llm=True)
+            return method.answer(req.question, req.topics)
 
         return work
 
@@ -268,6 +274,7 @@ def create_app(
                     "needs_llm": cls.needs_llm,
                     "doc": (cls.__doc__ or "").strip().split("\n\n")[0],
                     "settings": {f: _jsonable_default(info.default) for f, info in fields.items()},
+                    "client_settings": [f for f, info in fields.items() if client_may_set(info)],
                 }
             )
         return {"default": cfg.default_method, "methods": rows}
@@ -305,19 +312,19 @@ def create_app(
     # ------------------------------------------------------------------ question endpoints
     @app.post("/retrieve")
     async def retrieve(req: QuestionRequest) -> Response:
-        question, name, topics = check(req)
+        checked = check(req)
         steps: list[Step] = []
 
         def work() -> Any:
-            method = state.method(name, req.settings, with_llm=False)
-            return method.retrieve(question, topics)
+            method = state.method(checked.method, checked.settings, with_llm=False)
+            return method.retrieve(checked.question, checked.topics)
 
         start = time.perf_counter()
         evidence = await run_timed(work, steps.append)
         return json_response(
             {
-                "question": question,
-                "method": name,
+                "question": checked.question,
+                "method": checked.method,
                 "seconds": round(time.perf_counter() - start, 4),
                 "evidence": [ev.model_dump() for ev in evidence],
                 "trace": [s.model_dump() for s in steps],
@@ -326,13 +333,12 @@ def create_app(
 
     @app.post("/ask")
     async def ask(req: QuestionRequest) -> Response:
-        question, name, topics = check(req)
-        answer = await run_timed(answer_fn(question, name, topics, req.settings))
+        answer = await run_timed(answer_fn(check(req)))
         return json_response(answer.model_dump())
 
     @app.post("/ask/stream")
     async def ask_stream(req: QuestionRequest) -> StreamingResponse:
-        question, name, topics = check(req)
+        checked = check(req)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Step] = asyncio.Queue()
 
@@ -340,8 +346,10 @@ def create_app(
             loop.call_soon_threadsafe(queue.put_nowait, step.model_copy())
 
         async def events() -> AsyncIterator[str]:
-            yield sse("start", {"question": question, "method": name, "topic_entities": topics})
-            task = asyncio.ensure_future(run_timed(answer_fn(question, name, topics, req.settings), on_step))
+            yield sse(
+                "start", {"question": checked.question, "method": checked.method, "topic_entities": checked.topics}
+            )
+            task = asyncio.ensure_future(run_timed(answer_fn(checked), on_step))
             index = 0
             try:
                 while True:
