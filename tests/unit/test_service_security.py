@@ -7,6 +7,7 @@ in front of FastAPI, where the raw stream and headers arrive); the rest through 
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import os
 import re
@@ -25,9 +26,12 @@ pytest.importorskip("fastapi", reason="the service needs kgrag[serve]")
 import uvicorn
 from fastapi import FastAPI
 
+from kgrag.errors import LLMError, LLMUnavailableError
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.service import ServiceConfig, create_app
+from kgrag.service.limits import LLMBusyError
 from kgrag.service.process import running_server
 from tests.conftest import MOVIES, local_client
 
@@ -377,3 +381,85 @@ def test_kgrag_serve_takes_operator_settings(kg):
         )
         with urllib.request.urlopen(req, timeout=30) as resp:
             assert len(json.loads(resp.read())["evidence"]) == 1
+
+
+# ---------------------------------------------------------------------------------------------- LLM failures
+class FailingLLM(LLM):
+    """An LLM whose every call raises ``error`` (a backend that is down, busy or broken)."""
+
+    model_id = "failing"
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
+        raise self.error
+
+
+def assert_llm_down(llm: LLM, kg: KnowledgeGraph, message: str) -> None:
+    """/ask and /ask/stream report 503 with the reason as JSON; /retrieve (no LLM) still answers."""
+    with local_client(create_app(kg, ServiceConfig(), llm=llm)) as c:
+        resp = c.post("/ask", json={"question": "who directed Heat"})
+        assert resp.status_code == 503 and message in resp.json()["error"], resp.text
+        assert resp.json()["error"].startswith("the LLM is not available")
+        stream = c.post("/ask/stream", json={"question": "who directed Heat"}).text
+        last = stream.strip().split("\n\n")[-1]
+        assert last.startswith("event: error") and '"status": 503' in last and message in last, last
+        assert c.post("/retrieve", json={"question": "who directed Heat"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "error",
+    [LLMUnavailableError("127.0.0.1:9 did not answer"), LLMError("context window exceeded"), LLMBusyError("busy")],
+    ids=lambda e: type(e).__name__,
+)
+def test_an_llm_error_is_503(kg, error):
+    """The method turned the failure into an answer with ``error`` and no answers, sent as 200."""
+    assert_llm_down(FailingLLM(error), kg, str(error))
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_openai_endpoint_is_503(kg):
+    pytest.importorskip("openai")
+    from kgrag.models.llm.openai_compat import OpenAICompatLLM
+
+    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{closed_port()}/v1", max_retries=0, timeout=5)
+    assert_llm_down(llm, kg, "did not answer after 1 attempts")
+
+
+@pytest.fixture
+def garbage_server() -> Iterator[http.server.ThreadingHTTPServer]:
+    """An 'OpenAI-compatible' endpoint on 127.0.0.1 that answers every request with HTTP 200 and garbage."""
+
+    class Garbage(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "17")
+            self.end_headers()
+            self.wfile.write(b"<html>oops</html>")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_llm_answering_garbage_is_503_not_500(kg, garbage_server):
+    pytest.importorskip("openai")
+    from kgrag.models.llm.openai_compat import OpenAICompatLLM
+
+    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{garbage_server.server_port}/v1", max_retries=0, timeout=5)
+    assert_llm_down(llm, kg, "AttributeError")

@@ -217,7 +217,10 @@ def create_app(
     def answer_fn(req: Checked) -> Callable[[], Any]:
         def work() -> Any:
             method = state.method(req.method, req.settings, with_llm=True)
-            return method.answer(req.question, req.topics)
+            answer = method.answer(req.question, req.topics)
+            if answer.error is not None:  # the method caught an LLMError: no answer to give, 503 like a raised one
+                raise LLMError(answer.error)
+            return answer
 
         return work
 
