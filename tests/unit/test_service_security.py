@@ -28,6 +28,7 @@ from fastapi import FastAPI
 
 from kgrag.errors import LLMError, LLMUnavailableError
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.settings import ClientRange, marker
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.service import ServiceConfig, create_app
@@ -463,3 +464,44 @@ def test_an_llm_answering_garbage_is_503_not_500(kg, garbage_server):
 
     llm = OpenAICompatLLM("m", f"http://127.0.0.1:{garbage_server.server_port}/v1", max_retries=0, timeout=5)
     assert_llm_down(llm, kg, "AttributeError")
+
+
+def bounded_settings(cls: type) -> Iterator[tuple[str, ClientRange, str]]:
+    """(field, its ClientRange, "int" or "float") for every client-bounded number of ``cls.Config``."""
+    for field, info in cls.Config.model_fields.items():
+        mark = marker(info)
+        if isinstance(mark, ClientRange):
+            yield field, mark, "int" if "int" in str(info.annotation) else "float"
+
+
+def at(mark: ClientRange, end: str, kind: str) -> int | float:
+    value = getattr(mark, end)
+    return int(value) if kind == "int" else float(value)
+
+
+GIVEN = {"ultrag": {"query": '"Heat" -> directed_by'}}  # retrieval without an LLM needs the query
+
+
+OTHER_END = {"low": "high", "high": "low"}
+
+
+@pytest.mark.parametrize("end", ["low", "high"])
+def test_every_client_bound_is_a_setting_the_method_runs_with(kg, end):
+    """No bound a client may reach crashes the method: each number at one end with all others at the other
+    end (PPR damping 1.0 with top_nodes=1 was a 500: PageRank needs damping < 1), and all at one end."""
+    from kgrag.methods import get, registry
+
+    with local_client(create_app(kg, ServiceConfig(), llm=ScriptedLLM(LLM_SCRIPT))) as c:
+        for name in registry:
+            bounds = list(bounded_settings(get(name)))
+            same = {f: at(m, end, kind) for f, m, kind in bounds}
+            others = {f: at(m, OTHER_END[end], kind) for f, m, kind in bounds}
+            tries = [("/retrieve", {**others, f: v}) for f, v in same.items()] + [("/ask", same), ("/retrieve", same)]
+            for path, settings in tries:
+                body = {
+                    "question": "who directed Heat",
+                    "method": name,
+                    "settings": {**GIVEN.get(name, {}), **settings},
+                }
+                resp = c.post(path, json=body)
+                assert resp.status_code == 200, (name, path, settings, resp.text[:300])

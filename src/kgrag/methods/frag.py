@@ -46,7 +46,7 @@ class FragConfig(MethodConfig):
     delta: Annotated[int, ClientRange(0, 4)] = 2  # simple if hops <= delta
     complex_paths: Literal["patterns", "shortest"] = "patterns"  # "shortest": the paper's choice for complex ones
     complex_subgraph_hops: Annotated[int, ClientRange(1, 4)] = 4  # k-hop ball with complex_paths="shortest"
-    damping: Annotated[float, ClientRange(0, 1)] = 0.8
+    damping: Annotated[float, ClientRange(0, 0.99)] = 0.8  # PPR needs < 1
     ppr_max_iter: Annotated[int, ClientRange(1, 1000)] = 1000
     ppr_tol: Annotated[float, ClientRange(1e-8, 1)] = 1e-4  # PPR only breaks ties between endpoints of one pattern
     top_nodes: Annotated[int, ClientRange(1, 5000)] = 2000

@@ -71,7 +71,7 @@ class UltragConfig(MethodConfig):
     retries: Annotated[int, ClientRange(0, 3)] = 1  # re-prompts with the error message when a query fails
     sigma: Annotated[float, ClientRange(0.001, 10)] = 0.1  # Gaussian soft-linking kernel width
     link_k: Annotated[int, ClientRange(1, 50)] = 10  # nearest names considered per leaf
-    alpha: Annotated[float, ClientRange(0, 1)] = 0.85  # SEPPR damping
+    alpha: Annotated[float, ClientRange(0, 0.99)] = 0.85  # SEPPR damping (< 1)
     ppr_iterations: Annotated[int, ClientRange(1, 20)] = 5  # SEPPR T
     # SEPPR k; None: the paper's 30,000 for the symbolic executor and 5,000 for the neural one, which ranks
     # worse on bigger subgraphs of a hub-heavy KG and is 20x slower (MetaQA gold queries, MRR 0.92 at 5,000
