@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the service needs kgrag[serve]")
@@ -29,6 +30,7 @@ from fastapi import FastAPI
 from kgrag.errors import LLMError, LLMUnavailableError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.settings import ClientRange, marker
+from kgrag.models.embeddings.base import Embedder
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.service import ServiceConfig, create_app
@@ -505,3 +507,46 @@ def test_every_client_bound_is_a_setting_the_method_runs_with(kg, end):
                 }
                 resp = c.post(path, json=body)
                 assert resp.status_code == 200, (name, path, settings, resp.text[:300])
+
+
+# ---------------------------------------------------------------------------------------------- timeouts
+class SlowEmbedder(Embedder):
+    """Takes ``seconds`` per text and counts the texts it embedded (a cold MiniLM on a busy machine)."""
+
+    id = "slow-test"
+    dim = 8
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.texts = 0
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        time.sleep(self.seconds * len(texts))
+        self.texts += len(texts)
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_timed_out_retrieval_stops_embedding(monkeypatch):
+    """Ranking 3000 never-embedded triples takes 6 s here; the request gives up at 0.5 s and its worker must
+    stop within a chunk instead of embedding all of them for nobody (it only stopped at the next step)."""
+    triples = [("Hub", "links_to", f"Spoke {i}") for i in range(3000)]
+    embedder = SlowEmbedder(0.002)
+    monkeypatch.setattr("kgrag.methods.base.load_embedder", lambda spec: embedder)
+    settings = {"hops": 1, "max_candidates": 3000}
+    app = create_app(KnowledgeGraph.from_triples(triples), ServiceConfig(request_timeout=0.5), llm=None)
+    with local_client(app) as c:
+        body = {
+            "question": "what does Hub link to",
+            "method": "kaping",
+            "topic_entities": ["Hub"],
+            "settings": settings,
+        }
+        assert c.post("/retrieve", json=body).status_code == 504
+        deadline = time.monotonic() + 10
+        while app.state.kgrag.in_flight and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stopped = time.monotonic() - (deadline - 10)
+        assert app.state.kgrag.in_flight == 0 and embedder.texts < 1000, (embedder.texts, stopped)
+        app.state.kgrag.config.request_timeout = 30
+        assert c.post("/retrieve", json=body).status_code == 200  # finishes what the first one started
+    assert embedder.texts <= 3000 + 2  # every triple embedded once (plus the question, twice)
