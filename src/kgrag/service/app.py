@@ -5,9 +5,10 @@ pool and the event loop only waits (with the request timeout) — the server kee
 autocomplete while a question is being answered. ``POST /ask/stream`` sends the method's steps as
 server-sent events while it runs (``start``, one ``step`` per finished step, then ``answer`` or ``error``).
 
-Errors are JSON ``{"error": "..."}``: 400 malformed JSON, 413 oversized body, 421 foreign Host header (DNS
-rebinding), 422 invalid input (empty or oversized question, unknown method, entity or setting), 404 unknown
-entity in a path-like lookup, 503 LLM not available, 504 timeout, 500 a bug (logged; the server keeps serving).
+Errors are JSON ``{"error": "..."}``: 400 malformed JSON, 403 a setting only the operator sets, 413 oversized
+body, 421 foreign Host header (DNS rebinding), 422 invalid input (empty or oversized question, unknown method,
+entity or setting, a number outside its client bounds), 404 unknown entity in a path-like lookup, 503 LLM not
+available, 504 timeout, 500 a bug (logged; the server keeps serving).
 """
 
 from __future__ import annotations
