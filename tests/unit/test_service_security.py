@@ -192,6 +192,14 @@ def test_the_operator_allows_more_host_names(kg):
             assert raw_request(server, f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n")[0] == status
 
 
+def test_the_printed_url_of_a_wildcard_bind_is_served():
+    """`kgrag serve --host 0.0.0.0` prints http://0.0.0.0:PORT/; a browser opening it sends that Host."""
+    from kgrag.service.guards import allowed_host_names, host_name
+
+    assert {"0.0.0.0", "localhost"} <= allowed_host_names("0.0.0.0")
+    assert host_name("[::]:8000") in allowed_host_names("::") and "evil.example" not in allowed_host_names("::")
+
+
 def test_kgrag_serve_takes_allowed_hosts(kg):
     """The CLI wires --host and --allowed-host into the check (a real `kgrag serve` process)."""
     with running_server(

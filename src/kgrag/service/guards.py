@@ -21,7 +21,6 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
-WILDCARD_BINDS = ("", "0.0.0.0", "::")
 
 
 async def send_error(send: Send, status: int, message: str) -> None:
@@ -49,9 +48,10 @@ def host_name(value: str) -> str:
 
 
 def allowed_host_names(bind_host: str | None, extra: Iterable[str] = ()) -> frozenset[str]:
-    """The names a Host header may carry: local names, the bound address (unless a wildcard), the operator's."""
+    """The names a Host header may carry: local names, the operator's, and the bound address as ``kgrag serve``
+    prints it (even ``0.0.0.0``: a rebinding page sends its own name, never the literal address)."""
     names = {*LOCAL_HOSTS, *(host_name(h) for h in extra)}
-    if bind_host and bind_host not in WILDCARD_BINDS:
+    if bind_host:
         names.add(host_name(bind_host if ":" not in bind_host else f"[{bind_host}]"))
     return frozenset(names)
 
