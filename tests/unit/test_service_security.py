@@ -440,8 +440,9 @@ def test_an_unreachable_openai_endpoint_is_503(kg):
     pytest.importorskip("openai")
     from kgrag.models.llm.openai_compat import OpenAICompatLLM
 
-    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{closed_port()}/v1", max_retries=0, timeout=5)
-    assert_llm_down(llm, kg, "did not answer after 1 attempts")
+    port = closed_port()
+    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5)
+    assert_llm_down(llm, kg, f"127.0.0.1:{port}")  # the error names the endpoint, whatever the backend's wording
 
 
 @pytest.fixture
@@ -472,8 +473,9 @@ def test_an_llm_answering_garbage_is_503_not_500(kg, garbage_server):
     pytest.importorskip("openai")
     from kgrag.models.llm.openai_compat import OpenAICompatLLM
 
-    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{garbage_server.server_port}/v1", max_retries=0, timeout=5)
-    assert_llm_down(llm, kg, "AttributeError")
+    port = garbage_server.server_port
+    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5)
+    assert_llm_down(llm, kg, f"127.0.0.1:{port}")  # the error names the endpoint, whatever the backend's wording
 
 
 def bounded_settings(cls: type) -> Iterator[tuple[str, ClientRange, str]]:
