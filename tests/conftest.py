@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +50,11 @@ def run_cli(*args: str, ok: bool = True, timeout: float = 300) -> subprocess.Com
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc
+
+
+def local_client(app: Any) -> Any:
+    """FastAPI's TestClient sending ``Host: 127.0.0.1`` as a local browser does (the service refuses other
+    Host names, and TestClient's default is ``testserver``)."""
+    from fastapi.testclient import TestClient
+
+    return TestClient(app, base_url="http://127.0.0.1")

@@ -797,6 +797,22 @@ def serve(
     timeout: Annotated[float, typer.Option(min=1, help="Seconds before a question gives up (504).")] = 300.0,
     workers: Annotated[int, typer.Option(min=1, help="Threads running methods.")] = 4,
     method: Annotated[str, typer.Option("--method", "-m", help="Method preselected in the web page.")] = "kaping",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A name clients reach the server by (repeatable); other Host headers are refused (DNS rebinding). "
+            "localhost, 127.0.0.1, [::1] and --host are always allowed.",
+        ),
+    ] = None,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Method setting KEY=VALUE for every method that has it (repeatable). The only way to set what "
+            "names a file, model or host (router, embedder, cypher_backend...); clients may override the rest.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API and the web page for KG_DIR (needs the [serve] extra); prints the URL."""
     import socket
@@ -819,6 +835,9 @@ def serve(
         request_timeout=timeout,
         workers=workers,
         default_method=method,
+        bind_host=host,
+        allowed_hosts=tuple(allowed_host or ()),
+        settings=_parse_settings(settings),
     )
     with err_console.status(f"loading {kg_dir}", spinner="dots"):
         service = create_app(_load(kg_dir), config)

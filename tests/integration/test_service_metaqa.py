@@ -11,12 +11,10 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the service needs kgrag[serve]")
 
-from fastapi.testclient import TestClient
-
 from kgrag.graph.store import load_kg
 from kgrag.service import ServiceConfig, create_app
 from kgrag.service.process import running_server
-from tests.conftest import run_cli
+from tests.conftest import local_client, run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -31,7 +29,7 @@ def metaqa_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client(metaqa_dir):
     # no LLM is ever loaded: only /entities and /retrieve are used
-    with TestClient(create_app(load_kg(metaqa_dir), ServiceConfig(llm="scripted:/nonexistent.json"))) as c:
+    with local_client(create_app(load_kg(metaqa_dir), ServiceConfig(llm="scripted:/nonexistent.json"))) as c:
         yield c
 
 

@@ -315,13 +315,12 @@ def test_eval_with_some_failures_warns_and_a_rerun_retries_them(store, tmp_path)
 
 def test_service_answers_503_when_the_endpoint_hangs(store):
     pytest.importorskip("fastapi")
-    from fastapi.testclient import TestClient
-
     from kgrag.service import ServiceConfig, create_app
+    from tests.conftest import local_client
 
     with fake_llm_server(hang) as server:
         config = ServiceConfig(llm=f"openai:m@{server.url}", llm_timeout=1)
-        with TestClient(create_app(store, config)) as client:
+        with local_client(create_app(store, config)) as client:
             start = time.monotonic()
             resp = client.post("/ask", json={"question": "Who directed Heat?", "method": "llm"})
     assert resp.status_code == 503 and "the 1 s LLM timeout" in resp.json()["error"]

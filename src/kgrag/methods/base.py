@@ -86,6 +86,8 @@ class Method(ABC):
     Config: ClassVar[type[MethodConfig]] = MethodConfig
 
     def __init__(self, kg: KnowledgeGraph, llm: LLM | None = None, embedder: Any = None, **config: Any) -> None:
+        if isinstance(embedder, str):  # a spec (`--set embedder=static`, a service setting): the Config's field
+            config["embedder"], embedder = embedder, None
         self.kg = kg
         self.llm = llm
         self.embedder = embedder

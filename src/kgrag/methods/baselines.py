@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from typing import Annotated
 
 from kgrag.methods.base import (
     Method,
@@ -13,6 +14,7 @@ from kgrag.methods.base import (
     ask_for_answers,
     registry,
 )
+from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence
 from kgrag.retrieval.triples import rank_triples, triples_as_evidence
 from kgrag.types import Evidence
@@ -48,10 +50,10 @@ class NoOp(Method):
 
 
 class KapingConfig(MethodConfig):
-    hops: int = 2
-    top_k: int = 30
-    max_candidates: int = 2000
-    embedder: str = "minilm"
+    hops: Annotated[int, ClientRange(1, 3)] = 2
+    top_k: Annotated[int, ClientRange(1, 100)] = 30
+    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000
+    embedder: ModelSetting = "minilm"
 
 
 @registry.register("kaping")
@@ -88,9 +90,9 @@ class Kaping(Method):
 
 
 class CypherConfig(MethodConfig):
-    backend: str = "ladybug"
-    row_cap: int = 50
-    timeout: float = 10.0
+    backend: HostSetting = "ladybug"
+    row_cap: Annotated[int, ClientRange(1, 200)] = 50
+    timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
 
 
 @registry.register("cypher")

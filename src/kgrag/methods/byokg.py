@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from kgrag.graph.algorithms import Paths, shortest_paths
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import parse_tags, split_items
@@ -65,51 +66,57 @@ SOURCE_ORDER = ("cypher", "path", "agentic", "shortest_path", "reranker", "text"
 
 class BYOKGConfig(MethodConfig):
     # iterative process (Algorithm 2)
-    iterations: int = 2  # T_R
+    iterations: Annotated[int, ClientRange(1, 4)] = 2  # T_R
     self_terminate: bool = True
-    context_items: int = 30  # evidence lines shown to KG-Linker and to the final answer call
+    context_items: Annotated[int, ClientRange(1, 100)] = (
+        30  # evidence lines shown to KG-Linker and to the final answer call
+    )
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
-    schema_relations: int = 40  # relations listed in the KG-Linker prompt (most relevant first when more)
+    schema_relations: Annotated[int, ClientRange(1, 200)] = (
+        40  # relations listed in the KG-Linker prompt (most relevant first when more)
+    )
     # entity linking
-    link_top_m: int = 3
+    link_top_m: Annotated[int, ClientRange(1, 10)] = 3
     link_embedding: bool = True
-    answer_link_min_score: float = 0.75  # draft answers are guesses: only confident links become targets
+    answer_link_min_score: Annotated[float, ClientRange(0, 1)] = (
+        0.75  # draft answers are guesses: only confident links become targets
+    )
     # path retrieval
     paths: bool = True
     path_orientations: bool = True  # also try reversed order / flipped directions of written paths
     path_soft_match: bool = True  # unknown relation names: the most similar relation at hand, hop by hop
-    path_min_similarity: float = 0.6
+    path_min_similarity: Annotated[float, ClientRange(0, 1)] = 0.6
     # a path of real relations reaching nothing is retried with a return hop ("films that share directors
     # with X": directed_by -> directed_by_inv -> ...) when the question names all its relations this closely
     path_bridge: bool = True
-    path_bridge_min_similarity: float = 0.6
-    path_top_k: int = 30
-    max_paths: int = 500
+    path_bridge_min_similarity: Annotated[float, ClientRange(0, 1)] = 0.6
+    path_top_k: Annotated[int, ClientRange(1, 100)] = 30
+    max_paths: Annotated[int, ClientRange(1, 1000)] = 500
     shortest_paths: bool = True
-    shortest_max_length: int = 3
-    shortest_top_k: int = 10
+    shortest_max_length: Annotated[int, ClientRange(1, 4)] = 3
+    shortest_top_k: Annotated[int, ClientRange(1, 50)] = 10
     # graph-query retrieval
     cypher: bool = True
-    cypher_backend: str = "ladybug"
-    cypher_row_cap: int = 30
-    cypher_timeout: float = 10.0
+    cypher_backend: HostSetting = "ladybug"
+    cypher_row_cap: Annotated[int, ClientRange(1, 200)] = 30
+    cypher_timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
     # triplet retrieval: agentic (Algorithm 1)
     agentic: bool = True
-    agentic_rounds: int = 3  # T_A
-    agentic_max_relations: int = 30
-    agentic_max_triples: int = 30
+    agentic_rounds: Annotated[int, ClientRange(1, 5)] = 3  # T_A
+    agentic_max_relations: Annotated[int, ClientRange(1, 100)] = 30
+    agentic_max_triples: Annotated[int, ClientRange(1, 100)] = 30
     # triplet retrieval: scoring (appendix A)
     graph_reranker: bool = True
-    rerank_hops: int = 2  # L
-    rerank_relations: int = 20  # k_r
-    rerank_triples: int = 100  # k_t
-    rerank_top_k: int = 30  # k: what reaches the prompt
-    reranker: str = ""  # "" = cached embedding similarity; e.g. "onnx:<dir>" for a cross-encoder
+    rerank_hops: Annotated[int, ClientRange(1, 3)] = 2  # L
+    rerank_relations: Annotated[int, ClientRange(1, 100)] = 20  # k_r
+    rerank_triples: Annotated[int, ClientRange(1, 500)] = 100  # k_t
+    rerank_top_k: Annotated[int, ClientRange(1, 100)] = 30  # k: what reaches the prompt
+    reranker: ModelSetting = ""  # "" = cached embedding similarity; e.g. "onnx:<dir>" for a cross-encoder
     text_retrieval: bool = True
-    text_top_k: int = 10
-    embedder: str = "minilm"
-    prefilter_embedder: str = "static"
-    max_candidates: int = 2000
+    text_top_k: Annotated[int, ClientRange(1, 50)] = 10
+    embedder: ModelSetting = "minilm"
+    prefilter_embedder: ModelSetting = "static"
+    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000
 
 
 def numbered(items: Sequence[Evidence]) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Annotated, NamedTuple
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from kgrag.methods.base import (
     ask_for_answers,
     registry,
 )
+from kgrag.methods.settings import ClientRange, ModelSetting
 from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
@@ -169,15 +170,15 @@ def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 
 
 
 class DecomposeConfig(MethodConfig):
-    hops: int = 3  # the paper's best N on MetaQA
-    top_k: int = 30  # triples per sub-question (the paper's K)
-    max_candidates: int = 2000  # static-vector prefilter cap for hub neighbourhoods
-    max_subquestions: int = 4
+    hops: Annotated[int, ClientRange(1, 3)] = 3  # the paper's best N on MetaQA
+    top_k: Annotated[int, ClientRange(1, 100)] = 30  # triples per sub-question (the paper's K)
+    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000  # static-vector prefilter cap for hub neighbourhoods
+    max_subquestions: Annotated[int, ClientRange(1, 6)] = 4
     synthesize: bool = True  # False: the last sub-answer is the final answer (one call fewer)
     # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
     # referenced earlier answers name after that) when there are any; False = the paper's ranking.
     anchored: bool = True
-    embedder: str = "minilm"
+    embedder: ModelSetting = "minilm"
 
 
 class Pool(NamedTuple):

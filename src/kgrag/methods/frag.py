@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import dot_scores
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
 from kgrag.retrieval.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
@@ -39,23 +40,23 @@ from kgrag.types import Evidence
 
 
 class FragConfig(MethodConfig):
-    router: str = "builtin"  # a router .npz from `kgrag frag-train`, or the one shipped with kgrag
-    patterns: str = "builtin"  # a pattern classifier .npz, the shipped one, or "none" (embeddings only)
-    hops: int | None = None  # fix the hop count instead of asking the router
-    delta: int = 2  # simple if hops <= delta
-    complex_paths: str = "patterns"  # or "shortest" (the paper's choice for complex questions)
-    complex_subgraph_hops: int = 4  # k-hop ball for complex questions with complex_paths="shortest"
-    damping: float = 0.8
-    ppr_max_iter: int = 1000
-    ppr_tol: float = 1e-4  # PPR only breaks ties between endpoints of one pattern
-    top_nodes: int = 2000
-    top_relations: int = 64
-    top_paths: int = 32
-    hub_degree: int = 1000  # entities with more edges are reached but not walked through
-    classifier_weight: float = 1.0
-    embedding_weight: float = 0.3
-    length_bonus: float = 0.1  # patterns exactly as long as the predicted hop count
-    embedder: str = "static"  # for relation/pattern similarity: better than MiniLM on relation names, 100× faster
+    router: PathSetting = "builtin"  # a router .npz from `kgrag frag-train`, or the one shipped with kgrag
+    patterns: PathSetting = "builtin"  # a pattern classifier .npz, the shipped one, or "none" (embeddings only)
+    hops: Annotated[int | None, ClientRange(1, 4)] = None  # fix the hop count instead of asking the router
+    delta: Annotated[int, ClientRange(0, 4)] = 2  # simple if hops <= delta
+    complex_paths: Literal["patterns", "shortest"] = "patterns"  # "shortest": the paper's choice for complex ones
+    complex_subgraph_hops: Annotated[int, ClientRange(1, 4)] = 4  # k-hop ball with complex_paths="shortest"
+    damping: Annotated[float, ClientRange(0, 0.99)] = 0.8  # PPR needs < 1
+    ppr_max_iter: Annotated[int, ClientRange(1, 1000)] = 1000
+    ppr_tol: Annotated[float, ClientRange(1e-8, 1)] = 1e-4  # PPR only breaks ties between endpoints of one pattern
+    top_nodes: Annotated[int, ClientRange(1, 5000)] = 2000
+    top_relations: Annotated[int, ClientRange(1, 200)] = 64
+    top_paths: Annotated[int, ClientRange(1, 100)] = 32
+    hub_degree: Annotated[int, ClientRange(1, 2000)] = 1000  # entities with more edges are not walked through
+    classifier_weight: Annotated[float, ClientRange(0, 10)] = 1.0
+    embedding_weight: Annotated[float, ClientRange(0, 10)] = 0.3
+    length_bonus: Annotated[float, ClientRange(0, 10)] = 0.1  # patterns exactly as long as the predicted hop count
+    embedder: ModelSetting = "static"  # for relation/pattern similarity: better than MiniLM on relation names
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "none" (as the model wrote them, KG names first)
     grounding: Literal["pattern", "paths", "none"] = "pattern"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from kgrag.methods.base import (
     ask_for_answers,
     registry,
 )
+from kgrag.methods.settings import ClientRange, ClientText, MethodSetting
 from kgrag.retrieval.dsl import (
     Execution,
     ExecutionError,
@@ -64,23 +65,24 @@ DEFAULT_TOP_NODES = {"symbolic": 30_000, "neural": 5_000}
 
 class UltragConfig(MethodConfig):
     executor: Literal["symbolic", "neural"] = "symbolic"
-    query: str | None = None  # run this DSL query instead of asking the LLM (what `retrieve` needs)
+    # run this DSL query instead of asking the LLM (what `retrieve` needs)
+    query: Annotated[str | None, ClientText(2000)] = None
     grammar: Literal["auto", "on", "off"] = "auto"  # GBNF-constrained query writing (auto: llama.cpp models)
-    retries: int = 1  # re-prompts with the error message when a query does not parse or validate
-    sigma: float = 0.1  # Gaussian soft-linking kernel width
-    link_k: int = 10  # nearest names considered per leaf
-    alpha: float = 0.85  # SEPPR damping
-    ppr_iterations: int = 5  # SEPPR T
+    retries: Annotated[int, ClientRange(0, 3)] = 1  # re-prompts with the error message when a query fails
+    sigma: Annotated[float, ClientRange(0.001, 10)] = 0.1  # Gaussian soft-linking kernel width
+    link_k: Annotated[int, ClientRange(1, 50)] = 10  # nearest names considered per leaf
+    alpha: Annotated[float, ClientRange(0, 0.99)] = 0.85  # SEPPR damping (< 1)
+    ppr_iterations: Annotated[int, ClientRange(1, 20)] = 5  # SEPPR T
     # SEPPR k; None: the paper's 30,000 for the symbolic executor and 5,000 for the neural one, which ranks
     # worse on bigger subgraphs of a hub-heavy KG and is 20x slower (MetaQA gold queries, MRR 0.92 at 5,000
     # vs 0.70 at 30,000: benchmarks/results/ultrag.json)
-    top_nodes: int | None = None
+    top_nodes: Annotated[int | None, ClientRange(1, 30_000)] = None
     repair_directions: bool = True  # flip projections that reach nothing when the other direction does
-    top_answers: int = 50  # entities shown to the arbitrator
-    explain_answers: int = 10  # best entities whose supporting triples become evidence
-    max_relations: int = 200  # relations listed to the query writer (all of them when the KG has fewer)
-    fallback: str = "frag"  # retriever used when no usable query: a method name, or "none"
-    fallback_top: int = 30  # evidence items given to the fallback answer prompt
+    top_answers: Annotated[int, ClientRange(1, 100)] = 50  # entities shown to the arbitrator
+    explain_answers: Annotated[int, ClientRange(1, 50)] = 10  # best entities whose supporting triples are evidence
+    max_relations: Annotated[int, ClientRange(1, 500)] = 200  # relations listed to the query writer
+    fallback: MethodSetting = "frag"  # retriever used when no usable query: a method name, or "none"
+    fallback_top: Annotated[int, ClientRange(1, 100)] = 30  # evidence items given to the fallback answer prompt
 
 
 @registry.register("ultrag")

@@ -5,9 +5,10 @@ pool and the event loop only waits (with the request timeout) — the server kee
 autocomplete while a question is being answered. ``POST /ask/stream`` sends the method's steps as
 server-sent events while it runs (``start``, one ``step`` per finished step, then ``answer`` or ``error``).
 
-Errors are JSON ``{"error": "..."}``: 400 malformed JSON, 413 oversized body, 422 invalid input (empty or
-oversized question, unknown method, entity or setting), 404 unknown entity in a path-like lookup, 503 LLM
-not available, 504 timeout, 500 a bug (logged; the server keeps serving).
+Errors are JSON ``{"error": "..."}``: 400 malformed JSON, 403 a setting only the operator sets, 413 oversized
+body, 421 foreign Host header (DNS rebinding), 422 invalid input (empty or oversized question, unknown method,
+entity or setting, a number outside its client bounds), 404 unknown entity in a path-like lookup, 503 LLM not
+available, 504 timeout, 500 a bug (logged; the server keeps serving).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import Any, NamedTuple, TypeVar
 
 from kgrag.cancel import cancel_scope
 from kgrag.errors import KGRagError, LLMError, MissingExtraError, ModelSetupError, UnknownEntityError
@@ -30,7 +29,9 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import MethodConfigError, observe_steps
 from kgrag.models.llm.base import LLM
 from kgrag.registry import UnknownNameError
+from kgrag.service.guards import BodyLimit, HostCheck, allowed_host_names
 from kgrag.service.schemas import QuestionRequest
+from kgrag.service.settings import SettingRejected, client_may_set, client_settings
 from kgrag.service.state import ServiceConfig, ServiceState
 from kgrag.types import Step
 
@@ -46,6 +47,15 @@ log = logging.getLogger("kgrag.service")
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 64 * 1024
 T = TypeVar("T")
+
+
+class Checked(NamedTuple):
+    """A question request that passed :func:`check`: what the method runs with (operator settings merged in)."""
+
+    question: str
+    method: str
+    topics: list[str]
+    settings: dict[str, Any]
 
 
 class ApiError(Exception):
@@ -142,16 +152,13 @@ def create_app(
         log.exception("error serving %s %s", request.method, request.url.path)
         return JSONResponse({"error": error_message(exc)}, status_code=error_status(exc))
 
-    @app.middleware("http")
-    async def _limit_body(request: Request, call_next: Callable) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            return JSONResponse({"error": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
-        return await call_next(request)
+    # the last added runs first: a foreign Host is refused before any of its body is read
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(HostCheck, allowed=allowed_host_names(cfg.bind_host, cfg.allowed_hosts))
 
     # ------------------------------------------------------------------ helpers
-    def check(req: QuestionRequest) -> tuple[str, str, list[str]]:
-        """Validate a question request before any work starts: (question, method, topic names)."""
+    def check(req: QuestionRequest) -> Checked:
+        """Validate a question request before any work starts."""
         from kgrag.methods import get as get_method
 
         question = req.question.strip()
@@ -172,13 +179,11 @@ def create_app(
                 kg.entity_id(topic)
             except UnknownEntityError as exc:
                 raise ApiError(422, f"topic entity: {exc}") from None
-        try:
-            cls.Config(**req.settings)  # bad settings fail now, before any model loads
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            known = ", ".join(cls.Config.model_fields) or "none"
-            raise ApiError(422, f"method {name!r}: {problems} (settings: {known})") from None
-        return question, name, topics
+        try:  # before any model loads or file opens: a client's settings may not name either
+            settings = client_settings(cls, req.settings, cfg.settings)
+        except SettingRejected as exc:
+            raise ApiError(exc.status, str(exc)) from None
+        return Checked(question, name, topics, settings)
 
     def in_worker(
         fn: Callable[[], T], on_step: Callable[[Step], None] | None, cancel: threading.Event
@@ -210,10 +215,13 @@ def create_app(
                 log.exception("method failed")
             raise ApiError(error_status(exc), error_message(exc)) from exc
 
-    def answer_fn(question: str, name: str, topics: list[str], settings: dict) -> Callable[[], Any]:
+    def answer_fn(req: Checked) -> Callable[[], Any]:
         def work() -> Any:
-            method = state.method(name, settings, with_llm=True)
-            return method.answer(question, topics)
+            method = state.method(req.method, req.settings, with_llm=True)
+            answer = method.answer(req.question, req.topics)
+            if answer.error is not None:  # the method caught an LLMError: no answer to give, 503 like a raised one
+                raise LLMError(answer.error)
+            return answer
 
         return work
 
@@ -270,6 +278,7 @@ def create_app(
                     "needs_llm": cls.needs_llm,
                     "doc": (cls.__doc__ or "").strip().split("\n\n")[0],
                     "settings": {f: _jsonable_default(info.default) for f, info in fields.items()},
+                    "client_settings": [f for f, info in fields.items() if client_may_set(info)],
                 }
             )
         return {"default": cfg.default_method, "methods": rows}
@@ -307,19 +316,19 @@ def create_app(
     # ------------------------------------------------------------------ question endpoints
     @app.post("/retrieve")
     async def retrieve(req: QuestionRequest) -> Response:
-        question, name, topics = check(req)
+        checked = check(req)
         steps: list[Step] = []
 
         def work() -> Any:
-            method = state.method(name, req.settings, with_llm=False)
-            return method.retrieve(question, topics)
+            method = state.method(checked.method, checked.settings, with_llm=False)
+            return method.retrieve(checked.question, checked.topics)
 
         start = time.perf_counter()
         evidence = await run_timed(work, steps.append)
         return json_response(
             {
-                "question": question,
-                "method": name,
+                "question": checked.question,
+                "method": checked.method,
                 "seconds": round(time.perf_counter() - start, 4),
                 "evidence": [ev.model_dump() for ev in evidence],
                 "trace": [s.model_dump() for s in steps],
@@ -328,13 +337,12 @@ def create_app(
 
     @app.post("/ask")
     async def ask(req: QuestionRequest) -> Response:
-        question, name, topics = check(req)
-        answer = await run_timed(answer_fn(question, name, topics, req.settings))
+        answer = await run_timed(answer_fn(check(req)))
         return json_response(answer.model_dump())
 
     @app.post("/ask/stream")
     async def ask_stream(req: QuestionRequest) -> StreamingResponse:
-        question, name, topics = check(req)
+        checked = check(req)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Step] = asyncio.Queue()
 
@@ -342,8 +350,10 @@ def create_app(
             loop.call_soon_threadsafe(queue.put_nowait, step.model_copy())
 
         async def events() -> AsyncIterator[str]:
-            yield sse("start", {"question": question, "method": name, "topic_entities": topics})
-            task = asyncio.ensure_future(run_timed(answer_fn(question, name, topics, req.settings), on_step))
+            yield sse(
+                "start", {"question": checked.question, "method": checked.method, "topic_entities": checked.topics}
+            )
+            task = asyncio.ensure_future(run_timed(answer_fn(checked), on_step))
             index = 0
             try:
                 while True:

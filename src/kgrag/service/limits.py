@@ -4,15 +4,22 @@ A local model answers one prompt at a time (and holds a lock while it does); a h
 limit. Requests beyond the cap wait in :meth:`ConcurrencyLimitedLLM.generate` instead of piling onto the
 backend. The wrapper delegates whole ``generate`` calls, so the wrapped backend still does its own cache
 lookup and accounting (the calls land in the calling thread's ``track_usage`` block as usual).
+
+Being the one door to the LLM, it is also where a backend failing in an unexpected way (an endpoint answering
+HTTP 200 with an HTML page made the OpenAI client raise ``AttributeError``) becomes an :class:`LLMError`:
+the request is then answered 503 "LLM not available" instead of 500 "a bug in kgrag".
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
-from kgrag.errors import LLMError
+from kgrag.errors import KGRagError, LLMError
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
+
+log = logging.getLogger("kgrag.service")
 
 
 class LLMBusyError(LLMError):
@@ -42,11 +49,20 @@ class ConcurrencyLimitedLLM(LLM):
             with self._lock:
                 self.active += 1
                 self.peak = max(self.peak, self.active)
-            return self.inner.generate(prompt, **kwargs)
+            return self._call_inner(prompt, **kwargs)
         finally:
             with self._lock:
                 self.active -= 1
             self._slots.release()
+
+    def _call_inner(self, prompt: str | Messages, **kwargs: Any) -> Generation:
+        try:
+            return self.inner.generate(prompt, **kwargs)
+        except KGRagError:  # LLMError, Cancelled: already say what happened
+            raise
+        except Exception as exc:
+            log.warning("%s failed", self.model_id, exc_info=True)
+            raise LLMError(f"{self.model_id} gave no usable response ({type(exc).__name__}: {exc})") from exc
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:  # pragma: no cover
         raise NotImplementedError("generate() delegates to the wrapped LLM")

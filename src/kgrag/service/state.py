@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from kgrag.methods.base import Method
 from kgrag.models.llm.base import LLM
 from kgrag.service.autocomplete import EntityCompleter
 from kgrag.service.limits import ConcurrencyLimitedLLM
+from kgrag.service.settings import check_operator_settings
 
 
 class LLMLoadError(LLMError):
@@ -49,12 +50,22 @@ class ServiceConfig:
     """Threads running methods (CPU-bound retrieval and LLM calls)."""
     method_cache_size: int = 16
     default_method: str = "kaping"
+    bind_host: str | None = "127.0.0.1"
+    """Address the server listens on; a Host header may name it (besides localhost, 127.0.0.1 and [::1])."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More names a Host header may carry (the server's DNS name); any other Host is refused (DNS rebinding)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The operator's method settings (``kgrag serve --set``), for every method that has them; the only way to
+    set what names a file, model or host. A client's settings override the rest (within client bounds)."""
 
 
 class ServiceState:
     def __init__(self, kg: KnowledgeGraph, config: ServiceConfig | None = None, *, llm: LLM | None = None) -> None:
+        from kgrag.methods import registry
+
         self.kg = kg
         self.config = config or ServiceConfig()
+        check_operator_settings({name: registry.get(name) for name in registry}, self.config.settings)
         self._llm: LLM | None = None if llm is None else ConcurrencyLimitedLLM(llm, self.config.max_llm_calls)
         self._llm_lock = threading.Lock()
         self._methods: OrderedDict[tuple, Method] = OrderedDict()
