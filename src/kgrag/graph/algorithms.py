@@ -219,6 +219,27 @@ def k_hop(
 
 
 # ---------------------------------------------------------------------- relation paths
+def relation_edges(
+    kg: KnowledgeGraph, sources: np.ndarray, relation: int, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges leaving ``sources`` along directed ``relation``: ``(source, target, triple id)``."""
+    n_rel = kg.num_relations
+    forward, base = relation < n_rel, relation % n_rel
+    if forward:
+        owner, tids = expand_ranges(kg.out_indptr[sources], kg.out_indptr[sources + 1])
+    else:
+        owner, pos = expand_ranges(kg.in_indptr[sources], kg.in_indptr[sources + 1])
+        tids = kg.in_edges[pos].astype(np.int64)
+    keep = kg.rels[tids] == base
+    tids = tids[keep]
+    src = sources[owner[keep]]
+    dst = (kg.tails if forward else kg.heads)[tids].astype(np.int64)
+    if mask is not None:
+        inside = mask[dst]
+        src, dst, tids = src[inside], dst[inside], tids[inside]
+    return src, dst, tids
+
+
 def follow_relation_path(
     kg: KnowledgeGraph,
     sources: IdsLike | int,
@@ -245,17 +266,7 @@ def follow_relation_path(
     steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     frontier = sources
     for rid in rel_ids:
-        forward = rid < n_rel
-        base = rid % n_rel
-        if forward:
-            owner, tids = expand_ranges(kg.out_indptr[frontier], kg.out_indptr[frontier + 1])
-        else:
-            owner, pos = expand_ranges(kg.in_indptr[frontier], kg.in_indptr[frontier + 1])
-            tids = kg.in_edges[pos].astype(np.int64)
-        keep = kg.rels[tids] == base
-        tids = tids[keep]
-        src = frontier[owner[keep]]
-        dst = (kg.tails if forward else kg.heads)[tids].astype(np.int64)
+        src, dst, tids = relation_edges(kg, frontier, rid)
         steps.append((src, dst, tids))
         frontier = unique_ints(dst)
     reached = frontier.astype(np.int32)

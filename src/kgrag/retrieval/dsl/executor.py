@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms import expand_ranges
+from kgrag.graph.algorithms import relation_edges
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.registry import Registry
 from kgrag.retrieval.dsl.nodes import Entity, Intersection, Projection, Query
@@ -114,27 +114,6 @@ class FuzzyExecutor:
 
     def project(self, x: np.ndarray, relation: int) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
-
-
-def relation_edges(
-    kg: KnowledgeGraph, sources: np.ndarray, relation: int, mask: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Edges leaving ``sources`` along directed ``relation``: ``(source, target, triple id)``."""
-    n_rel = kg.num_relations
-    forward, base = relation < n_rel, relation % n_rel
-    if forward:
-        owner, tids = expand_ranges(kg.out_indptr[sources], kg.out_indptr[sources + 1])
-    else:
-        owner, pos = expand_ranges(kg.in_indptr[sources], kg.in_indptr[sources + 1])
-        tids = kg.in_edges[pos].astype(np.int64)
-    keep = kg.rels[tids] == base
-    tids = tids[keep]
-    src = sources[owner[keep]]
-    dst = (kg.tails if forward else kg.heads)[tids].astype(np.int64)
-    if mask is not None:
-        inside = mask[dst]
-        src, dst, tids = src[inside], dst[inside], tids[inside]
-    return src, dst, tids
 
 
 class SymbolicExecutor(FuzzyExecutor):

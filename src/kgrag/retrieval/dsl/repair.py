@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from kgrag.graph.algorithms import relation_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
-from kgrag.retrieval.dsl.executor import Anchors, relation_edges
+from kgrag.retrieval.dsl.executor import Anchors
 from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX, Entity, Intersection, Projection, Query
 
 
