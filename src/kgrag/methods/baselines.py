@@ -15,7 +15,7 @@ from kgrag.methods.base import (
     registry,
 )
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
-from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence
+from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence, run_recorded
 from kgrag.retrieval.triples import rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
@@ -117,17 +117,8 @@ class TextToCypher(Method):
         if not query:
             return [], []
         with trace.step("execute", cypher=query) as step:
-            result = self.backend.run(query, row_cap=self.config.row_cap, timeout=self.config.timeout)
-            step.outputs.update(
-                {
-                    "executed": result.query,
-                    "ok": result.ok,
-                    "rejected": result.rejected,
-                    "error": result.error,
-                    "rows": len(result.rows),
-                    "result_rows": result.rows,
-                }
-            )
+            cfg = self.config
+            result = run_recorded(self.backend, query, step.outputs, row_cap=cfg.row_cap, timeout=cfg.timeout)
         if not result.ok:
             return [], []
         answers = first_column_answers(result.rows)

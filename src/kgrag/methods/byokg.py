@@ -40,7 +40,7 @@ from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import parse_tags, split_items
 from kgrag.retrieval.agentic import agentic_traversal
-from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
+from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence, run_recorded
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
 from kgrag.retrieval.relation_paths import follow_written_paths, relations_named
 from kgrag.retrieval.schema import example_names, relation_schema, select_relations
@@ -518,15 +518,7 @@ class BYOKG(Method):
                 from kgrag.graph.backends.ladybug import table_names
 
                 query = fit_relation_types(query, self.kg, table_names(self.kg.relations))
-            result = backend.run(query, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
-            step.outputs.update(
-                executed=result.query,
-                ok=result.ok,
-                rejected=result.rejected,
-                error=result.error,
-                rows=len(result.rows),
-                result_rows=result.rows if result.ok else [],
-            )
+            result = run_recorded(backend, query, step.outputs, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
             if result.ok:
                 step.outputs["added"] = context.add(rows_as_evidence(result.columns, result.rows))
 

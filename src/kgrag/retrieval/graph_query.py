@@ -98,6 +98,21 @@ def first_column_answers(rows: list[list[Any]]) -> list[str]:
     return list(dict.fromkeys(value_text(row[0]) for row in rows if row and row[0] is not None))
 
 
+def run_recorded(backend: Any, query: str, outputs: dict[str, Any], *, row_cap: int, timeout: float) -> Any:
+    """Run an untrusted query on ``backend`` (guarded there) and record in a trace step's ``outputs`` what was
+    executed and what came back; returns the backend's ``CypherResult``."""
+    result = backend.run(query, row_cap=row_cap, timeout=timeout)
+    outputs.update(
+        executed=result.query,
+        ok=result.ok,
+        rejected=result.rejected,
+        error=result.error,
+        rows=len(result.rows),
+        result_rows=result.rows if result.ok else [],
+    )
+    return result
+
+
 def rows_as_evidence(columns: list[str], rows: list[list[Any]], *, source: str = "cypher") -> list[Evidence]:
     """One :class:`Evidence` per result row (``col = value`` pairs); string and node-name values are its
     entities, so answer recall can see them."""
