@@ -166,9 +166,7 @@ def _scratch_distances(kg: KnowledgeGraph) -> np.ndarray:
     Allocating and scanning an entity-sized array costs more than a small BFS itself on a big KG, so
     callers reset only the entries they touched instead.
     """
-    local = kg._cache.get("scratch")
-    if local is None:
-        local = kg._cache.setdefault("scratch", threading.local())
+    local = kg.resources.get("scratch", threading.local)
     arr = getattr(local, "dist", None)
     if arr is None:
         arr = local.dist = np.full(kg.num_entities, -1, dtype=np.int32)
@@ -575,14 +573,9 @@ def transition_matrix(
     Cached on the KG for the unfiltered case.
     """
 
-    key = ("transition", direction)
-    if relations is None and key in kg._cache:
-        return kg._cache[key]
-    rel_filter = None if relations is None else _as_ids(relations, 2 * kg.num_relations, "relation")
-    result = _column_stochastic(kg.adjacency(direction, rel_filter))
     if relations is None:
-        kg._cache[key] = result
-    return result
+        return kg.resources.get(("transition", direction), lambda: _column_stochastic(kg.adjacency(direction)))
+    return _column_stochastic(kg.adjacency(direction, _as_ids(relations, 2 * kg.num_relations, "relation")))
 
 
 def _column_stochastic(adj: object) -> tuple[object, np.ndarray]:

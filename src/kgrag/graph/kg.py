@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kgrag.errors import UnknownEntityError
+from kgrag.graph.resources import KGResources
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
@@ -128,7 +129,8 @@ class KnowledgeGraph:
         self._entity_index: dict[str, int] | None = None
         self._relation_index: dict[str, int] | None = None
         self._alias_index: dict[str, int] | None = None
-        self._cache: dict[Any, Any] = {}
+        #: objects derived from this KG and kept while it lives (see graph/resources.py)
+        self.resources = KGResources()
         #: content checksum of the store this KG was loaded from (None when built in memory); derived
         #: artefacts (indexes, embedded databases) are keyed by it.
         self.checksum: str | None = None
@@ -259,12 +261,15 @@ class KnowledgeGraph:
         ``out``: row = head, column = tail; ``in``: transposed; ``both``: the symmetric sum.
         ``relations`` restricts the edges to those base relation ids.
         """
-        import scipy.sparse as sp
 
         _check_direction(direction)
-        key = ("adj", direction)
-        if relations is None and key in self._cache:
-            return self._cache[key]
+        if relations is None:
+            return self.resources.get(("adj", direction), lambda: self._adjacency(direction, None))
+        return self._adjacency(direction, relations)
+
+    def _adjacency(self, direction: Direction, relations: np.ndarray | None) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
         h, t = self.heads, self.tails
         if relations is not None:
             mask = np.isin(self.rels, np.asarray(relations) % max(self.num_relations, 1))
@@ -278,8 +283,6 @@ class KnowledgeGraph:
             rows, cols = np.concatenate([h, t]), np.concatenate([t, h])
         mat = sp.csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(n, n))
         mat.sum_duplicates()
-        if relations is None:
-            self._cache[key] = mat
         return mat
 
     # ------------------------------------------------------------------ statistics

@@ -198,7 +198,5 @@ def stored_mapping(kg: KnowledgeGraph) -> dict[str, Any] | None:
     per loaded KG, see :func:`read_stored_mapping`)."""
     if kg.store_path is None:
         return None
-    key = ("stored_mapping",)
-    if key not in kg._cache:
-        kg._cache[key] = read_stored_mapping(kg.store_path, kg.checksum)
-    return kg._cache[key]
+    store = kg.store_path
+    return kg.resources.get(("stored_mapping",), lambda: read_stored_mapping(store, kg.checksum))

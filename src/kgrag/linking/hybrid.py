@@ -33,18 +33,14 @@ class HybridLinker:
     def fuzzy(self):
         from kgrag.linking.fuzzy import FuzzyLinker
 
-        if "fuzzy_linker" not in self.kg._cache:
-            self.kg._cache["fuzzy_linker"] = FuzzyLinker(self.names)
-        return self.kg._cache["fuzzy_linker"]
+        return self.kg.resources.get("fuzzy_linker", lambda: FuzzyLinker(self.names))
 
     @cached_property
     def embedding(self):
         from kgrag.linking.embedding import EmbeddingLinker
 
         key = ("embedding_linker", self._embedder.id if self._embedder else "static")
-        if key not in self.kg._cache:
-            self.kg._cache[key] = EmbeddingLinker(self.kg, self._embedder)
-        return self.kg._cache[key]
+        return self.kg.resources.get(key, lambda: EmbeddingLinker(self.kg, self._embedder))
 
     def link(self, mention: str, k: int | None = None) -> list[Candidate]:
         """Candidates for one mention, best first."""

@@ -57,9 +57,7 @@ class NameIndex:
 
     @classmethod
     def of(cls, kg: KnowledgeGraph) -> NameIndex:
-        if "name_index" not in kg._cache:
-            kg._cache["name_index"] = cls(kg)
-        return kg._cache["name_index"]
+        return kg.resources.get("name_index", lambda: cls(kg))
 
     def exact(self, mention: str, k: int = 3) -> list[Candidate]:
         """Entities whose name (or alias) equals the mention: 1.0 verbatim, 0.98 after normalisation."""

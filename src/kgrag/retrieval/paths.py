@@ -55,7 +55,7 @@ def pattern_text(kg: KnowledgeGraph, pattern: Sequence[int]) -> str:
 
 def pattern_vectors(kg: KnowledgeGraph, patterns: np.ndarray, embedder: Embedder) -> np.ndarray:
     """Embeddings of relation patterns, each computed once per KG and embedder."""
-    cache: dict[tuple[int, ...], np.ndarray] = kg._cache.setdefault(("pattern_vectors", embedder.id), {})
+    cache: dict[tuple[int, ...], np.ndarray] = kg.resources.get(("pattern_vectors", embedder.id), dict)
     keys = [tuple(int(r) for r in row if r >= 0) for row in patterns]
     missing = list(dict.fromkeys(k for k in keys if k not in cache))
     if missing:

@@ -48,10 +48,7 @@ def pattern_label(kg: KnowledgeGraph, pattern: Sequence[int]) -> str:
 
 
 def _degree(kg: KnowledgeGraph) -> np.ndarray:
-    key = ("degree_both",)
-    if key not in kg._cache:
-        kg._cache[key] = (np.diff(kg.out_indptr) + np.diff(kg.in_indptr)).astype(np.int64)
-    return kg._cache[key]
+    return kg.resources.get(("degree_both",), lambda: (np.diff(kg.out_indptr) + np.diff(kg.in_indptr)).astype(np.int64))
 
 
 def reachable_patterns(
@@ -170,15 +167,16 @@ def paths_to(
     return Paths(nodes, edges, np.full(len(nodes), len(rels), np.int32))
 
 
+def _normalised_name_index(kg: KnowledgeGraph) -> dict[str, list[int]]:
+    index: dict[str, list[int]] = {}
+    for i, name in enumerate(kg.entities):
+        index.setdefault(normalize_answer(name), []).append(i)
+    return index
+
+
 def answer_entities(kg: KnowledgeGraph, answers: Sequence[str]) -> np.ndarray:
     """Entity ids whose normalised name equals a normalised answer (the name index is built once per KG)."""
-    key = ("normalised_names",)
-    if key not in kg._cache:
-        index: dict[str, list[int]] = {}
-        for i, name in enumerate(kg.entities):
-            index.setdefault(normalize_answer(name), []).append(i)
-        kg._cache[key] = index
-    index = kg._cache[key]
+    index = kg.resources.get(("normalised_names",), lambda: _normalised_name_index(kg))
     ids = [i for a in answers for i in index.get(normalize_answer(a), [])]
     return unique_ints(np.asarray(ids, dtype=np.int64)) if ids else np.empty(0, np.int64)
 

@@ -95,9 +95,7 @@ class RelationResolver:
 
     @classmethod
     def of(cls, kg: KnowledgeGraph) -> RelationResolver:
-        if "relation_resolver" not in kg._cache:
-            kg._cache["relation_resolver"] = cls(kg)
-        return kg._cache["relation_resolver"]
+        return kg.resources.get("relation_resolver", lambda: cls(kg))
 
     def resolve(self, text: str) -> Hop | None:
         """One relation mention → :class:`Hop`, or ``None`` when it names no relation of the KG."""
@@ -272,10 +270,11 @@ def relations_named(
     if not words or not kg.num_relations:
         return set()
     stems = {w[:stem] for w in words if len(w) >= stem}
-    if "relation_words" not in kg._cache:
-        kg._cache["relation_words"] = [re.findall(r"[^\W\d_]+", humanize(n).lower()) for n in kg.relations]
+    relation_words = kg.resources.get(
+        "relation_words", lambda: [re.findall(r"[^\W\d_]+", humanize(n).lower()) for n in kg.relations]
+    )
     named = set()
-    for rid, rel_words in enumerate(kg._cache["relation_words"]):
+    for rid, rel_words in enumerate(relation_words):
         if any(len(w) >= stem and w[:stem] in stems for w in rel_words if w not in STOPWORDS):
             named.add(rid)
     grams = list(dict.fromkeys(words + [f"{a} {b}" for a, b in itertools.pairwise(words)]))

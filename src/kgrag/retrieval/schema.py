@@ -21,18 +21,19 @@ from kgrag.retrieval.triples import kg_vectors
 
 def example_triples(kg: KnowledgeGraph) -> np.ndarray:
     """One triple id per relation (``-1`` if unused): the one whose head has the most edges (cached per KG)."""
-    key = "relation_examples"
-    if key not in kg._cache:
-        examples = np.full(kg.num_relations, -1, dtype=np.int64)
-        if kg.num_triples:
-            degree = kg.degree("both")
-            order = np.lexsort((-degree[kg.heads], kg.rels))
-            rels = kg.rels[order]
-            first = np.ones(len(order), dtype=bool)
-            first[1:] = rels[1:] != rels[:-1]
-            examples[rels[first]] = order[first]
-        kg._cache[key] = examples
-    return kg._cache[key]
+    return kg.resources.get("relation_examples", lambda: _example_triples(kg))
+
+
+def _example_triples(kg: KnowledgeGraph) -> np.ndarray:
+    examples = np.full(kg.num_relations, -1, dtype=np.int64)
+    if kg.num_triples:
+        degree = kg.degree("both")
+        order = np.lexsort((-degree[kg.heads], kg.rels))
+        rels = kg.rels[order]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = rels[1:] != rels[:-1]
+        examples[rels[first]] = order[first]
+    return examples
 
 
 def select_relations(

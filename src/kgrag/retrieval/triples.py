@@ -22,10 +22,7 @@ from kgrag.types import Evidence
 
 def kg_vectors(kg: KnowledgeGraph, embedder: Embedder) -> KGEmbeddings:
     """The KG's name/relation/triple vectors for ``embedder``, one instance per KG (shared by all methods)."""
-    key = ("kg_embeddings", embedder.id)
-    if key not in kg._cache:
-        kg._cache[key] = KGEmbeddings(kg, embedder)
-    return kg._cache[key]
+    return kg.resources.get(("kg_embeddings", embedder.id), lambda: KGEmbeddings(kg, embedder))
 
 
 def candidate_triples(

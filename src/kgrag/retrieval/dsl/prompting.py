@@ -24,19 +24,20 @@ _WORDY = re.compile(r"[^\W\d_]{2}")
 
 def _readable(kg: KnowledgeGraph) -> np.ndarray:
     """Entities whose names read as names (two letters in a row, at most 40 characters)."""
-    key = "dsl_readable_names"
-    if key not in kg._cache:
-        kg._cache[key] = np.fromiter(
+    return kg.resources.get(
+        "dsl_readable_names",
+        lambda: np.fromiter(
             (len(n) <= 40 and _WORDY.search(n) is not None for n in kg.entities), dtype=bool, count=kg.num_entities
-        )
-    return kg._cache[key]
+        ),
+    )
 
 
 def example_facts(kg: KnowledgeGraph) -> np.ndarray:
     """One triple id per relation (``-1`` when unused): readable names preferred, then the best-connected head."""
-    key = "dsl_example_facts"
-    if key in kg._cache:
-        return kg._cache[key]
+    return kg.resources.get("dsl_example_facts", lambda: _example_facts(kg))
+
+
+def _example_facts(kg: KnowledgeGraph) -> np.ndarray:
     examples = np.full(kg.num_relations, -1, dtype=np.int64)
     if kg.num_triples:
         readable = _readable(kg)
@@ -50,7 +51,6 @@ def example_facts(kg: KnowledgeGraph) -> np.ndarray:
         first = np.ones(len(order), dtype=bool)
         first[1:] = rels[1:] != rels[:-1]
         examples[rels[first]] = order[first]
-    kg._cache[key] = examples
     return examples
 
 

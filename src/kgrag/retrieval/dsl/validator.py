@@ -53,10 +53,7 @@ class RelationResolver:
 
     @classmethod
     def of(cls, kg: KnowledgeGraph) -> RelationResolver:
-        key = "dsl_relation_resolver"
-        if key not in kg._cache:
-            kg._cache[key] = cls(kg)
-        return kg._cache[key]
+        return kg.resources.get("dsl_relation_resolver", lambda: cls(kg))
 
     def resolve(self, written: str) -> str | None:
         """The KG's spelling of ``written`` (with ``_inv`` when it walks backwards), or ``None``."""
