@@ -81,3 +81,20 @@ def test_stats(movies_kg):
     assert stats["triples"] == len(MOVIES)
     assert stats["top_relations"]["starred_actors"] == 5
     assert stats["degree"]["max"] == 5  # Heat
+
+
+def test_cypher_backend_registry_names_and_errors(movies_kg):
+    from kgrag.graph.backends import cypher_backends, open_cypher_backend
+
+    assert list(cypher_backends) == ["bolt://", "ladybug", "neo4j://"]
+    for spec in ("bolt", "mysql://x", "sqlite"):
+        with pytest.raises(ValueError, match="unknown Cypher backend"):
+            open_cypher_backend(movies_kg, spec)
+
+
+def test_resources_build_once_and_invalidate(movies_kg):
+    built = []
+    first = movies_kg.resources.get("probe", lambda: built.append(1) or [1])
+    assert movies_kg.resources.get("probe", lambda: built.append(2) or [2]) is first and built == [1]
+    movies_kg.resources.invalidate("probe")
+    assert movies_kg.resources.get("probe", lambda: [3]) == [3] and "probe" in movies_kg.resources

@@ -292,10 +292,14 @@ class BYOKG(Method):
         from kgrag.graph.backends import open_cypher_backend
 
         try:
-            return open_cypher_backend(self.kg, self.config.cypher_backend)
+            backend = open_cypher_backend(self.kg, self.config.cypher_backend)
         except Exception as exc:  # missing extra, unreachable server, unwritable store: skip the strategy
             self.backend_problem = f"{type(exc).__name__}: {exc}"
             return None
+        if not backend.supports_cypher:  # a backend registered for paths only
+            self.backend_problem = f"the {backend.name} backend does not answer Cypher"
+            return None
+        return backend
 
     @cached_property
     def query_prompt_parts(self) -> tuple[str, str]:
