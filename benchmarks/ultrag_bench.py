@@ -54,8 +54,8 @@ from bench_common import first_line_value, module_version  # noqa: E402
 from kgrag.graph.io import load_file  # noqa: E402
 from kgrag.graph.kg import KnowledgeGraph  # noqa: E402
 from kgrag.linking.hybrid import HybridLinker  # noqa: E402
-from kgrag.retrieval.dsl import executors, leaves, parse_and_validate  # noqa: E402
-from kgrag.retrieval.dsl.anchors import link_leaves, seed_distribution, seppr_subgraph  # noqa: E402
+from kgrag.methods.ultrag.dsl import executors, leaves, parse_and_validate  # noqa: E402
+from kgrag.methods.ultrag.dsl.anchors import link_leaves, seed_distribution, seppr_subgraph  # noqa: E402
 
 GOLD = ROOT / "tests" / "fixtures" / "ultrag_gold_queries.jsonl"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     configs = [(c.split("@")[0], int(c.split("@")[1])) for c in args.configs]
     names = [f"{e}@{k}" for e, k in configs]
     if any(e == "neural" for e, _ in configs):
-        import kgrag.retrieval.neural  # noqa: F401 - registers the neural executor
+        import kgrag.methods.ultrag.neural  # noqa: F401 - registers the neural executor
     # warm-up: name index, fuzzy index, transition matrix, model load
     for row in rows[:2]:
         q = parse_and_validate(row["query"], kg).query
@@ -194,8 +194,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def llm_check(args: argparse.Namespace) -> dict[str, Any]:
     from kgrag.methods.base import Trace
     from kgrag.methods.ultrag import Ultrag
+    from kgrag.methods.ultrag.dsl import format_query
     from kgrag.models.llm import DEFAULT_LLM, load_llm
-    from kgrag.retrieval.dsl import format_query
     from kgrag.retrieval.topics import resolve_topics
 
     kg = load_kg(Path(args.kg))

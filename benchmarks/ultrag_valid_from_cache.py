@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from kgrag.graph.store import load_kg
-from kgrag.retrieval.dsl import parse_and_validate
+from kgrag.methods.ultrag.dsl import parse_and_validate
 
 
 def first_line(text: str) -> str:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from kgrag.graph.io import load_file
-from kgrag.retrieval.dsl import SymbolicExecutor
-from kgrag.retrieval.dsl.anchors import seppr_subgraph
-from kgrag.retrieval.dsl.nodes import Entity, Projection
+from kgrag.methods.ultrag.dsl import SymbolicExecutor
+from kgrag.methods.ultrag.dsl.anchors import seppr_subgraph
+from kgrag.methods.ultrag.dsl.nodes import Entity, Projection
 from tests.conftest import BUNDLED_METAQA
 
 pytest.importorskip("torch", reason="torch is not installed (pip install 'kgrag[neural]')")
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_neural_hits_close_to_symbolic_on_metaqa_one_hop():
-    from kgrag.retrieval.neural import NeuralExecutor
+    from kgrag.methods.ultrag.neural import NeuralExecutor
 
     kg = load_file(BUNDLED_METAQA)
     rng = np.random.default_rng(7)

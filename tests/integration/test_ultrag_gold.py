@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from kgrag.graph.io import load_file
-from kgrag.retrieval.dsl import SymbolicExecutor, depth, leaves, parse_and_validate
-from kgrag.retrieval.dsl.anchors import link_leaves
+from kgrag.methods.ultrag.dsl import SymbolicExecutor, depth, leaves, parse_and_validate
+from kgrag.methods.ultrag.dsl.anchors import link_leaves
 from tests.conftest import BUNDLED_METAQA
 
 GOLD = Path(__file__).resolve().parents[1] / "fixtures" / "ultrag_gold_queries.jsonl"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.dsl import (
+from kgrag.methods.ultrag.dsl import (
     DSLSyntaxError,
     Entity,
     Intersection,
@@ -24,7 +24,7 @@ from kgrag.retrieval.dsl import (
     shape,
     validate,
 )
-from kgrag.retrieval.dsl.printer import format_relation
+from kgrag.methods.ultrag.dsl.printer import format_relation
 
 E = Entity
 

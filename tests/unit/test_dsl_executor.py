@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from kgrag.graph.algorithms import follow_relation_path
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.dsl import ExecutionError, SymbolicExecutor, parse, supporting_triples
-from kgrag.retrieval.dsl.nodes import Entity, Projection
+from kgrag.methods.ultrag.dsl import ExecutionError, SymbolicExecutor, parse, supporting_triples
+from kgrag.methods.ultrag.dsl.nodes import Entity, Projection
 from tests.conftest import MOVIES
 
 
@@ -92,8 +92,8 @@ def test_supporting_triples_walk_the_projection_chain(movies_kg):
 
 
 def test_repair_flips_dead_end_projections_only(movies_kg):
-    from kgrag.retrieval.dsl import format_query
-    from kgrag.retrieval.dsl.repair import repair_directions
+    from kgrag.methods.ultrag.dsl import format_query
+    from kgrag.methods.ultrag.dsl.repair import repair_directions
 
     kg = movies_kg
     anchors = _crisp(kg, "Russell Crowe", "Ridley Scott")

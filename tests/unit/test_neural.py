@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.neural.graph import HH, HT, TH, TT, build_local_graph
+from kgrag.methods.ultrag.neural.graph import HH, HT, TH, TT, build_local_graph
 
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'kgrag[neural]')")
 
@@ -63,7 +63,7 @@ def test_subgraph_keeps_only_facts_inside(movies_kg):
 
 
 def test_checkpoint_loads_strictly_with_the_published_parameter_count():
-    from kgrag.retrieval.neural.checkpoint import load_state_dict, load_ultraquery
+    from kgrag.methods.ultrag.neural.checkpoint import load_state_dict, load_ultraquery
 
     model = load_ultraquery()
     assert sum(p.numel() for p in model.parameters()) == 168_705
@@ -72,7 +72,7 @@ def test_checkpoint_loads_strictly_with_the_published_parameter_count():
 
 
 def test_altered_checkpoint_is_refused(tmp_path):
-    from kgrag.retrieval.neural.checkpoint import CheckpointError, checkpoint_path, load_state_dict
+    from kgrag.methods.ultrag.neural.checkpoint import CheckpointError, checkpoint_path, load_state_dict
 
     copy = tmp_path / "ultraquery.pth"
     shutil.copy(checkpoint_path(), copy)
@@ -86,8 +86,8 @@ def test_altered_checkpoint_is_refused(tmp_path):
 
 
 def test_neural_projection_on_cpu_ranks_the_true_tail_first(movies_kg):
-    from kgrag.retrieval.dsl import SymbolicExecutor, parse
-    from kgrag.retrieval.neural import NeuralExecutor
+    from kgrag.methods.ultrag.dsl import SymbolicExecutor, parse
+    from kgrag.methods.ultrag.neural import NeuralExecutor
 
     kg = movies_kg
     neural, symbolic = NeuralExecutor(kg), SymbolicExecutor(kg)
@@ -106,7 +106,7 @@ def test_neural_projection_on_cpu_ranks_the_true_tail_first(movies_kg):
 
 
 def test_neural_executor_is_registered():
-    from kgrag.retrieval.dsl import executors
-    from kgrag.retrieval.neural import NeuralExecutor
+    from kgrag.methods.ultrag.dsl import executors
+    from kgrag.methods.ultrag.neural import NeuralExecutor
 
     assert executors.get("neural") is NeuralExecutor

@@ -12,10 +12,10 @@ from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods import get
 from kgrag.methods.base import MethodConfigError
 from kgrag.methods.ultrag import Ultrag
+from kgrag.methods.ultrag.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
+from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_lines
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
-from kgrag.retrieval.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
-from kgrag.retrieval.dsl.prompting import query_examples, relation_lines
 from tests.conftest import run_cli
 
 
@@ -134,7 +134,7 @@ def test_query_prompt_prefix_is_identical_across_questions(movies_kg):
 
 
 def test_query_examples_are_valid_queries_of_the_kg(movies_kg):
-    from kgrag.retrieval.dsl import parse_and_validate
+    from kgrag.methods.ultrag.dsl import parse_and_validate
 
     lines = query_examples(movies_kg).splitlines()
     assert len(lines) == 6
@@ -165,7 +165,7 @@ def test_retrieve_needs_a_query(movies_kg):
 
 
 def test_given_query_must_be_valid(movies_kg):
-    from kgrag.retrieval.dsl import DSLSyntaxError
+    from kgrag.methods.ultrag.dsl import DSLSyntaxError
 
     with pytest.raises(DSLSyntaxError, match="unknown relation"):
         Ultrag(movies_kg, query='"Heat" -> director').retrieve("x")

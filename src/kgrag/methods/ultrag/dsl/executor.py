@@ -20,8 +20,8 @@ import numpy as np
 
 from kgrag.graph.algorithms import relation_edges
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.ultrag.dsl.nodes import Entity, Intersection, Projection, Query
 from kgrag.registry import Registry
-from kgrag.retrieval.dsl.nodes import Entity, Intersection, Projection, Query
 
 Anchors = Mapping[str, Mapping[int, float]]
 """Linked leaves: mention → {entity id: membership}."""

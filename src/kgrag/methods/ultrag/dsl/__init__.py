@@ -1,11 +1,11 @@
 """ULTRAG's logical query language: grammar, parser, validator, printer and the symbolic executor.
 
->>> from kgrag.retrieval.dsl import parse, format_query
+>>> from kgrag.methods.ultrag.dsl import parse, format_query
 >>> format_query(parse('AND(Heat -> starred_actors, [The Insider] -> starred_actors) -> starred_actors_inv'))
 'AND("Heat" -> starred_actors, "The Insider" -> starred_actors) -> starred_actors_inv'
 """
 
-from kgrag.retrieval.dsl.executor import (
+from kgrag.methods.ultrag.dsl.executor import (
     Execution,
     ExecutionError,
     FuzzyExecutor,
@@ -13,11 +13,11 @@ from kgrag.retrieval.dsl.executor import (
     executors,
     supporting_triples,
 )
-from kgrag.retrieval.dsl.gbnf import query_grammar
-from kgrag.retrieval.dsl.nodes import Entity, Intersection, Projection, Query, depth, leaves, relations, shape
-from kgrag.retrieval.dsl.parser import DSLSyntaxError, extract_query, parse
-from kgrag.retrieval.dsl.printer import format_query
-from kgrag.retrieval.dsl.validator import Validation, feedback, parse_and_validate, validate
+from kgrag.methods.ultrag.dsl.gbnf import query_grammar
+from kgrag.methods.ultrag.dsl.nodes import Entity, Intersection, Projection, Query, depth, leaves, relations, shape
+from kgrag.methods.ultrag.dsl.parser import DSLSyntaxError, extract_query, parse
+from kgrag.methods.ultrag.dsl.printer import format_query
+from kgrag.methods.ultrag.dsl.validator import Validation, feedback, parse_and_validate, validate
 
 __all__ = [
     "DSLSyntaxError",

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX, Entity, Query, leaves, map_relations, size
-from kgrag.retrieval.dsl.parser import DSLSyntaxError, parse
+from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX, Entity, Query, leaves, map_relations, size
+from kgrag.methods.ultrag.dsl.parser import DSLSyntaxError, parse
 
 MAX_NODES = 64
 MAX_ENTITY_CHARS = 300

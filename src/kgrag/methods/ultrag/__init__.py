@@ -1,14 +1,14 @@
 """ULTRAG (Georgiev et al.): the LLM writes a logical query, an executor runs it, the LLM arbitrates.
 
 1. Query writer (LLM call 1): question + the KG's relations → one query in the DSL of
-   :mod:`kgrag.retrieval.dsl` (``AND("e1" -> r1_inv, "e2" -> r2) -> r3``).  The relation list and examples
+   :mod:`kgrag.methods.ultrag.dsl` (``AND("e1" -> r1_inv, "e2" -> r2) -> r3``).  The relation list and examples
    sit in the system message and depend only on the KG, so every question reuses the same prompt prefix.
    With a llama.cpp model the output is constrained by a GBNF grammar over the KG's relations.  A query that
    does not parse or validate is sent back once with the error; if it is still unusable (or runs empty)
    the method falls back to a generic retriever (``frag`` when registered, else ``kaping``).
 2. Leaves are linked to fuzzy sets (exact names crisp, others by the Gaussian kernel, σ = 0.1).  Not in the
    paper: a projection that reaches nothing in the KG while its inverse does is flipped (small models often
-   get a relation's direction wrong; :mod:`kgrag.retrieval.dsl.repair`).
+   get a relation's direction wrong; :mod:`kgrag.methods.ultrag.dsl.repair`).
 3. SEPPR (α = 0.85, T = 5) seeded by the linked leaves keeps the top k entities (the paper's 30,000 for the
    symbolic executor; 5,000 for the neural one, measured better and faster on MetaQA).
 4. An executor scores every entity of that subgraph: ``symbolic`` (fuzzy sets, max-product projection,
@@ -38,7 +38,7 @@ from kgrag.methods.base import (
     registry,
 )
 from kgrag.methods.settings import ClientRange, ClientText, MethodSetting
-from kgrag.retrieval.dsl import (
+from kgrag.methods.ultrag.dsl import (
     Execution,
     ExecutionError,
     FuzzyExecutor,
@@ -52,10 +52,10 @@ from kgrag.retrieval.dsl import (
     query_grammar,
     supporting_triples,
 )
-from kgrag.retrieval.dsl.anchors import link_leaves, seed_distribution, seppr_subgraph
-from kgrag.retrieval.dsl.printer import format_entity
-from kgrag.retrieval.dsl.prompting import query_examples, relation_lines
-from kgrag.retrieval.dsl.repair import repair_directions
+from kgrag.methods.ultrag.dsl.anchors import link_leaves, seed_distribution, seppr_subgraph
+from kgrag.methods.ultrag.dsl.printer import format_entity
+from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_lines
+from kgrag.methods.ultrag.dsl.repair import repair_directions
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import triples_as_evidence
 from kgrag.types import Evidence
@@ -121,7 +121,7 @@ class Ultrag(Method):
 
     def make_executor(self, nodes: np.ndarray | None) -> FuzzyExecutor:
         if self.config.executor == "neural":
-            import kgrag.retrieval.neural  # noqa: F401 - registers the neural executor (needs torch)
+            import kgrag.methods.ultrag.neural  # noqa: F401 - registers the neural executor (needs torch)
         return executors.get(self.config.executor)(self.kg, nodes=nodes)
 
     # ------------------------------------------------------------------ steps
@@ -241,7 +241,7 @@ class Ultrag(Method):
             return []  # writing the query needs the LLM; give one with --set query=...
         check = parse_and_validate(self.config.query, self.kg)
         if not check.ok:
-            from kgrag.retrieval.dsl import DSLSyntaxError
+            from kgrag.methods.ultrag.dsl import DSLSyntaxError
 
             raise DSLSyntaxError("invalid --set query: " + "; ".join(check.errors))
         assert check.query is not None

@@ -16,8 +16,8 @@ import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize
-from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX
-from kgrag.retrieval.dsl.printer import format_entity, format_relation
+from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
+from kgrag.methods.ultrag.dsl.printer import format_entity, format_relation
 
 _WORDY = re.compile(r"[^\W\d_]{2}")
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from kgrag.graph.algorithms import relation_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
-from kgrag.retrieval.dsl.executor import Anchors
-from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX, Entity, Intersection, Projection, Query
+from kgrag.methods.ultrag.dsl.executor import Anchors
+from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX, Entity, Intersection, Projection, Query
 
 
 def flip(relation: str) -> str:

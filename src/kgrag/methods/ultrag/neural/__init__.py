@@ -3,6 +3,6 @@
 Importing this package registers the ``neural`` executor; without torch it raises an error naming the extra.
 """
 
-from kgrag.retrieval.neural.executor import NeuralExecutor
+from kgrag.methods.ultrag.neural.executor import NeuralExecutor
 
 __all__ = ["NeuralExecutor"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.dsl.nodes import INVERSE_SUFFIX
-from kgrag.retrieval.dsl.printer import format_relation
+from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
+from kgrag.methods.ultrag.dsl.printer import format_relation
 
 MAX_GRAMMAR_RELATIONS = 4000
 

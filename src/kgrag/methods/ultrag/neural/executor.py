@@ -1,7 +1,7 @@
 """The neural ULTRAG executor: projections by ULTRAQUERY, intersections by the product t-norm.
 
 It runs on the (SEPPR) entity subset given at construction: the entity and relation graphs of that subset
-are built once per executor (:mod:`kgrag.retrieval.neural.graph`) and every projection of the query is one
+are built once per executor (:mod:`kgrag.methods.ultrag.neural.graph`) and every projection of the query is one
 forward pass of the network from the current fuzzy set.  Scores are memberships in [0, 1] for every entity of
 the subset (0 outside it), so the neural executor is a drop-in for the symbolic one.
 """
@@ -12,8 +12,8 @@ import numpy as np
 
 from kgrag.errors import MissingExtraError
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.retrieval.dsl.executor import FuzzyExecutor, executors
-from kgrag.retrieval.neural.graph import LocalGraph, build_local_graph
+from kgrag.methods.ultrag.dsl.executor import FuzzyExecutor, executors
+from kgrag.methods.ultrag.neural.graph import LocalGraph, build_local_graph
 
 try:
     import torch
@@ -32,7 +32,7 @@ class NeuralExecutor(FuzzyExecutor):
         # (measured on MetaQA, load ~12 on 2 cores: 2.3 s with 2 threads vs 0.1 s with 1 on a 2,000-entity
         # subgraph).  torch's setting is process-wide, so it is restored after each projection.
         self.threads = threads
-        from kgrag.retrieval.neural.checkpoint import load_ultraquery
+        from kgrag.methods.ultrag.neural.checkpoint import load_ultraquery
 
         self.model = model if model is not None else load_ultraquery()
         self.graph: LocalGraph = build_local_graph(kg, self.nodes)

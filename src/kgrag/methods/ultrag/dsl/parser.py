@@ -16,7 +16,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from kgrag.errors import KGRagError
-from kgrag.retrieval.dsl.nodes import Entity, Intersection, Projection, Query
+from kgrag.methods.ultrag.dsl.nodes import Entity, Intersection, Projection, Query
 
 MAX_QUERY_CHARS = 4000
 
@@ -45,7 +45,7 @@ class DSLSyntaxError(KGRagError, ValueError):
 
 @cache
 def _parser() -> Lark:
-    grammar = resources.files("kgrag.retrieval.dsl").joinpath("grammar.lark").read_text("utf-8")
+    grammar = resources.files("kgrag.methods.ultrag.dsl").joinpath("grammar.lark").read_text("utf-8")
     return Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False)
 
 
@@ -122,7 +122,7 @@ def parse(text: str) -> Query:
 
 
 def _entities(query: Query) -> list[Entity]:
-    from kgrag.retrieval.dsl.nodes import walk
+    from kgrag.methods.ultrag.dsl.nodes import walk
 
     return [n for n in walk(query) if isinstance(n, Entity)]
 

@@ -3,7 +3,7 @@
 The published file is a ``torch.save`` of ``{"model": state_dict, "optimizer": ...}`` whose parameter
 names carry the original training wrappers' prefix ``model.model.``; only those tensors are read
 (``weights_only=True``: no pickled code runs), the prefix is removed, and every name and shape must match
-:class:`~kgrag.retrieval.neural.model.Ultra` exactly.
+:class:`~kgrag.methods.ultrag.neural.model.Ultra` exactly.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def load_state_dict(path: Path | None = None, *, expected_sha256: str | None = S
 @cache
 def load_ultraquery():  # type: ignore[no-untyped-def]
     """The ULTRAQUERY network with the bundled weights, in eval mode (shared in the process)."""
-    from kgrag.retrieval.neural.model import Ultra
+    from kgrag.methods.ultrag.neural.model import Ultra
 
     model = Ultra()
     try:

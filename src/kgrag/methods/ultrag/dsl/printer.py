@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from kgrag.retrieval.dsl.nodes import Entity, Intersection, Projection, Query
+from kgrag.methods.ultrag.dsl.nodes import Entity, Intersection, Projection, Query
 
 _PLAIN_RELATION = re.compile(r"[^\s\"'(),\[\]→=](?:(?!->|=>)[^\s\"'(),\[\]→])*")
 
