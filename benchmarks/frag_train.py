@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from kgrag.graph.store import load_kg
-from kgrag.retrieval.patterns import best_patterns
-from kgrag.retrieval.router import HopRouter, PatternClassifier
+from kgrag.methods.frag.patterns import best_patterns
+from kgrag.methods.frag.router import HopRouter, PatternClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
 _BRACKET = re.compile(r"\[([^\]]*)\]")

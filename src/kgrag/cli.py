@@ -683,8 +683,8 @@ def frag_train(
     import numpy as np
     from rich.progress import BarColumn, MofNCompleteColumn, Progress
 
-    from kgrag.retrieval.patterns import weak_pattern_labels
-    from kgrag.retrieval.router import HopRouter, PatternClassifier, RouterError, TextClassifier, read_labelled
+    from kgrag.methods.frag.patterns import weak_pattern_labels
+    from kgrag.methods.frag.router import HopRouter, PatternClassifier, RouterError, TextClassifier, read_labelled
 
     if (kg_dir is None) != (patterns_out is None):
         raise typer.BadParameter("--kg and --patterns-out go together")

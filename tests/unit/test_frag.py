@@ -13,6 +13,9 @@ import pytest
 from kgrag.graph.algorithms import simple_paths
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
+from kgrag.methods.frag.patterns import best_pattern, paths_to, pattern_label, reachable_patterns
+from kgrag.methods.frag.router import HopRouter, PatternClassifier, RouterError, features, mask_entities, read_labelled
+from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.retrieval.paths import (
@@ -23,9 +26,6 @@ from kgrag.retrieval.paths import (
     relation_patterns,
     select_paths,
 )
-from kgrag.retrieval.patterns import best_pattern, paths_to, pattern_label, reachable_patterns
-from kgrag.retrieval.router import HopRouter, PatternClassifier, RouterError, features, mask_entities, read_labelled
-from kgrag.retrieval.subgraph import ppr_pruned_subgraph
 from tests.conftest import MOVIES, run_cli
 
 ONE_HOP = ["who directed [{}]", "what year was [{}] released", "who acted in [{}]", "[{}] was written by whom"]

@@ -4,7 +4,7 @@
 2. Rank relations against the question and keep the top ``m`` (the paper's edge ranking; a no-op on KGs with
    fewer relations).
 3. Paths: every relation pattern of length ≤ ``h`` over the kept relations from the topic entities, with the
-   entities each reaches (set propagation, hubs not walked through: :mod:`kgrag.retrieval.patterns`). For
+   entities each reaches (set propagation, hubs not walked through: :mod:`kgrag.methods.frag.patterns`). For
    complex questions the paper uses shortest paths; ``complex_paths="shortest"`` keeps that, but it misses
    answers that a shorter, different pattern also reaches (measured on MetaQA 3-hop: answer recall 0.40 vs
    patterns, see docs/DESIGN.md), so patterns are the default for both kinds.
@@ -29,12 +29,12 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
+from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
+from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import dot_scores
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
-from kgrag.retrieval.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
-from kgrag.retrieval.router import HopRouter, PatternClassifier, mask_topics
-from kgrag.retrieval.subgraph import ppr_pruned_subgraph
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
 

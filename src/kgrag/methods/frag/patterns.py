@@ -241,7 +241,7 @@ def weak_pattern_labels(
     """
     import re
 
-    from kgrag.retrieval.router import mask_topics
+    from kgrag.methods.frag.router import mask_topics
     from kgrag.retrieval.topics import resolve_topics
 
     out = []
