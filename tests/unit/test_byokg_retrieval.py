@@ -7,10 +7,8 @@ import numpy as np
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.models.embeddings import load_embedder
-from kgrag.retrieval.agentic import agentic_traversal
-from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
-from kgrag.retrieval.relation_paths import (
+from kgrag.methods.byokg.agentic import agentic_traversal
+from kgrag.methods.byokg.relation_paths import (
     RelationResolver,
     follow_written_path,
     follow_written_paths,
@@ -18,8 +16,10 @@ from kgrag.retrieval.relation_paths import (
     relations_named,
     soft_follow,
 )
-from kgrag.retrieval.schema import example_triples, relation_schema, select_relations
-from kgrag.retrieval.triple_scoring import best_triples, decomposed_scores, graph_rerank, text_retrieval
+from kgrag.methods.byokg.schema import example_triples, relation_schema, select_relations
+from kgrag.methods.byokg.triple_scoring import best_triples, decomposed_scores, graph_rerank, text_retrieval
+from kgrag.models.embeddings import load_embedder
+from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence
 
 FREEBASE = [
     ("Wynton Marsalis", "people.person.place_of_birth", "New Orleans"),
@@ -78,7 +78,7 @@ def test_written_path_drops_entities_and_keeps_relations(fb):
 
 
 def test_orientations_try_as_written_then_reversed_then_flips():
-    from kgrag.retrieval.relation_paths import Hop
+    from kgrag.methods.byokg.relation_paths import Hop
 
     got = list(orientations([Hop(0), Hop(1, inverse=True)]))
     assert got[0] == ("as_written", [0, 1], [False, True])

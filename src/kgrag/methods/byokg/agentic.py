@@ -20,7 +20,7 @@ from kgrag.graph.algorithms import incident_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import verbalize_triples
 from kgrag.linking.normalize import normalize
-from kgrag.retrieval.relation_paths import RelationResolver
+from kgrag.methods.byokg.relation_paths import RelationResolver
 
 # (question, entity names, offered relation names) -> relation names the LLM picked
 SelectRelations = Callable[[str, list[str], list[str]], list[str]]

@@ -35,17 +35,17 @@ from kgrag.graph.algorithms import Paths, shortest_paths
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.byokg.agentic import agentic_traversal
+from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
+from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
+from kgrag.methods.byokg.triple_scoring import best_triples, graph_rerank, text_retrieval
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import parse_tags, split_items
-from kgrag.retrieval.agentic import agentic_traversal
 from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence, run_recorded
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
-from kgrag.retrieval.relation_paths import follow_written_paths, relations_named
-from kgrag.retrieval.schema import example_names, relation_schema, select_relations
 from kgrag.retrieval.topics import resolve_topics
-from kgrag.retrieval.triple_scoring import best_triples, graph_rerank, text_retrieval
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
 from kgrag.types import Evidence
 
