@@ -680,11 +680,10 @@ def frag_train(
     as_json: JsonOpt = False,
 ) -> None:
     """Train FRAG's hop router (and, with --kg, its pattern scorer); use with `--set router=… patterns=…`."""
-    import numpy as np
     from rich.progress import BarColumn, MofNCompleteColumn, Progress
 
-    from kgrag.methods.frag.patterns import weak_pattern_labels
-    from kgrag.methods.frag.router import HopRouter, PatternClassifier, RouterError, TextClassifier, read_labelled
+    from kgrag.methods.frag.router import read_labelled
+    from kgrag.methods.frag.training import rows_from_results, train
 
     if (kg_dir is None) != (patterns_out is None):
         raise typer.BadParameter("--kg and --patterns-out go together")
@@ -692,63 +691,21 @@ def frag_train(
     for path in data or []:
         rows += read_labelled(path)
     for path in from_results or []:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise RouterError(f"{path}: {exc.strerror or exc}") from None
-        for lineno, line in enumerate(lines, 1):
-            try:
-                row = json.loads(line) if line.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise RouterError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
-            label = row.get("answer_path_hops")
-            if isinstance(label, int) and label > 0 and (row.get("hit") or not only_correct):
-                rows.append({"question": str(row["question"]), "hops": label, "answers": [], "topic_entities": []})
-    if not rows:
-        raise RouterError("no labelled questions: give --data FILE or --from-results results.jsonl")
-
-    summary: dict[str, Any] = {"questions": len(rows)}
-    pattern_rows: list[tuple[str, tuple[str, ...], float, bool]] = []
-    if kg_dir is not None and patterns_out is not None:
-        kg = _load(kg_dir)
-        with Progress(
-            "labelling patterns", BarColumn(), MofNCompleteColumn(), console=err_console, disable=as_json
-        ) as progress:
-            task = progress.add_task("rows", total=len(rows))
-            pattern_rows = weak_pattern_labels(kg, rows, progress=lambda: progress.advance(task))
-
-    def fit(model_cls: type[TextClassifier], questions: list[str], labels: list, path: Path) -> dict[str, Any]:
-        order = np.random.default_rng(seed).permutation(len(questions))
-        n_val = int(len(questions) * validation)
-        val, train = order[:n_val], order[n_val:]
-        model = model_cls.fit([questions[i] for i in train], [labels[i] for i in train])
-        acc = model.accuracy([questions[i] for i in val], [labels[i] for i in val]) if n_val else None
-        model.save(path)
-        return {
-            "out": str(path),
-            "train": len(train),
-            "validation": int(n_val),
-            "validation_accuracy": None if acc is None else round(acc, 4),
-            "labels": len(model.labels),
-        }
-
-    router_q = [r["question"] for r in rows if r["hops"]]
-    router_y = [int(r["hops"]) for r in rows if r["hops"]]
-    for question, labels, _, no_hops in pattern_rows:  # rows without hops: the pattern's length
-        if no_hops:
-            router_q.append(question)
-            router_y.append(labels[0].count(">") + 1)
-    if len(set(router_y)) >= 2 or patterns_out is None:
-        summary["router"] = fit(HopRouter, router_q, router_y, out)
-    else:  # one hop count only: nothing for a router to learn, the pattern scorer still trains
-        summary["router"] = {"skipped": f"every question has {router_y[0] if router_y else '?'} hop(s)"}
-    if patterns_out is not None:
-        if not pattern_rows:
-            raise RouterError("no row's answers are reachable from its topic entities: cannot train the pattern scorer")
-        summary["patterns"] = fit(
-            PatternClassifier, [row[0] for row in pattern_rows], [row[1] for row in pattern_rows], patterns_out
+        rows += rows_from_results(path, only_correct=only_correct)
+    kg = _load(kg_dir) if kg_dir is not None and rows else None
+    with Progress(
+        "labelling patterns", BarColumn(), MofNCompleteColumn(), console=err_console, disable=as_json or kg is None
+    ) as progress:
+        task = progress.add_task("rows", total=len(rows))
+        summary = train(
+            rows,
+            out,
+            kg=kg,
+            patterns_out=patterns_out,
+            validation=validation,
+            seed=seed,
+            progress=lambda: progress.advance(task),
         )
-        summary["patterns"]["weak_label_f1"] = round(float(np.mean([row[2] for row in pattern_rows])), 4)
     if as_json:
         _print_json(summary)
         return
