@@ -31,6 +31,9 @@ def fingerprint(evidence: list) -> str:
     return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
+EMPTY = fingerprint([])
+
+
 def snapshot(args: argparse.Namespace) -> None:
     from kgrag.eval.datasets import load_datasets, select
     from kgrag.graph.kg import KnowledgeGraph
@@ -58,6 +61,7 @@ def compare(args: argparse.Namespace) -> int:
     before = json.loads(Path(args.before).read_text("utf-8"))
     after = json.loads(Path(args.after).read_text("utf-8"))
     differing = 0
+    report: dict = {"before": before["commit"], "after": after["commit"], "questions": before["questions"]}
     for name, prints in before["methods"].items():
         other = after["methods"].get(name)
         if other is None:
@@ -68,6 +72,10 @@ def compare(args: argparse.Namespace) -> int:
         differing += len(changed)
         example = f"; e.g. {changed[:5]}" if changed else ""
         print(f"{name}: {len(prints) - len(changed)}/{len(prints)} identical{example}")
+        empty = sum(digest == EMPTY for digest in prints.values())
+        report[name] = {"identical": len(prints) - len(changed), "of": len(prints), "empty_evidence": empty}
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", "utf-8")
     return 1 if differing else 0
 
 
@@ -84,6 +92,7 @@ def main() -> None:
     cmp_ = sub.add_parser("compare")
     cmp_.add_argument("before")
     cmp_.add_argument("after")
+    cmp_.add_argument("--out", help="write the comparison as JSON")
     args = parser.parse_args()
     if args.command == "snapshot":
         snapshot(args)
