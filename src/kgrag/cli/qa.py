@@ -1,0 +1,269 @@
+"""Question answering: ask, retrieve, link, and eval over question sets."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from kgrag.cli.common import (
+    JsonOpt,
+    KGDir,
+    LLMOpt,
+    LLMTimeoutOpt,
+    SetOpt,
+    app,
+    config_for,
+    console,
+    err_console,
+    load_store,
+    open_llm,
+    parse_settings,
+    print_json,
+    topic_list,
+)
+
+
+@app.command()
+def ask(
+    kg_dir: KGDir,
+    question: Annotated[str, typer.Argument(help="The question.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "llm",
+    llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
+    cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
+    settings: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer QUESTION over the KG with a method and an LLM; an LLM that fails exits with status 3."""
+    from kgrag.methods import get as get_method
+
+    method_cls = get_method(method)
+    kg = load_store(kg_dir)
+    for name in topic_list(topic):
+        kg.entity_id(name)  # unknown topic entities fail early, with suggestions
+    with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
+        model = open_llm(llm, cache=cache, timeout=llm_timeout) if method_cls.needs_llm else None
+    result = method_cls(kg, llm=model, **parse_settings(settings)).answer(question, topic_list(topic))
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+        return
+    console.print(f"[bold]Q:[/bold] {question}", highlight=False)
+    console.print(
+        "[bold]A:[/bold] " + (" | ".join(result.answers) if result.answers else "(no answer)"),
+        highlight=False,
+    )
+    for ev in result.evidence[:10]:
+        console.print(f"   · {ev.text}", markup=False, highlight=False)
+    u = result.usage
+    console.print(
+        f"[dim]{method} · {u.llm_calls} LLM call(s) · {u.prompt_tokens}+{u.completion_tokens} tokens · "
+        f"{u.seconds:.1f} s[/dim]"
+    )
+
+
+@app.command()
+def retrieve(
+    kg_dir: KGDir,
+    question: Annotated[str, typer.Argument(help="The question.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "kaping",
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,
+    settings: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evidence a method gathers for QUESTION, without the final LLM call."""
+    from kgrag.methods import get as get_method
+
+    kg = load_store(kg_dir)
+    for name in topic_list(topic):
+        kg.entity_id(name)
+    start = time.perf_counter()
+    evidence = get_method(method)(kg, llm=None, **parse_settings(settings)).retrieve(question, topic_list(topic))
+    seconds = time.perf_counter() - start
+    if as_json:
+        print_json(
+            {
+                "question": question,
+                "method": method,
+                "seconds": round(seconds, 4),
+                "evidence": [ev.model_dump(mode="json") for ev in evidence],
+            }
+        )
+        return
+    console.print(f"[bold]Q:[/bold] {question}", highlight=False)
+    if not evidence:
+        console.print("  (no evidence: no topic entity found, or the method retrieves nothing without an LLM)")
+    for ev in evidence:
+        score = "" if ev.score is None else f"{ev.score:.3f}  "
+        console.print(f"  {score}{ev.text}", markup=False, highlight=False)
+    console.print(f"[dim]{method} · {len(evidence)} evidence item(s) · {seconds:.2f} s[/dim]")
+
+
+@app.command()
+def link(
+    kg_dir: KGDir,
+    text: Annotated[str | None, typer.Argument(help="Text to find entity mentions in.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="One text per line.")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=50, help="Candidates per mention.")] = 3,
+    as_json: JsonOpt = False,
+) -> None:
+    """Entity mentions in TEXT (or each line of --file) and their candidate entities with scores."""
+    from kgrag.linking import HybridLinker
+
+    if (text is None) == (file is None):
+        raise typer.BadParameter("give either TEXT or --file F")
+    texts = [text] if text is not None else file.read_text("utf-8").splitlines()  # type: ignore[union-attr]
+    linker = HybridLinker(load_store(kg_dir), m=k)
+    for line in texts:
+        result = linker.link_text(line, k)
+        if as_json:
+            print_json(result.as_json())
+            continue
+        console.print(f"[bold]{line}[/bold]" if line else "[dim](empty)[/dim]", highlight=False)
+        if not result.mentions:
+            console.print(f"  [dim]{result.reason}[/dim]")
+        for span in result.mentions:
+            cands = ", ".join(f"{c.name} ({c.score:.2f})" for c in span.candidates)
+            console.print(f"  {span.text!r} [{span.start}:{span.end}] → {cands}", markup=False, highlight=False)
+
+
+@app.command("eval")
+def eval_command(
+    kg_dir: KGDir,
+    dataset: Annotated[list[str], typer.Option("--dataset", "-d", help="metaqa:F | jsonl:F | text2cypher:F (repeat)")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Comma-separated method names.")] = "llm",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("eval-out"),
+    llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    limit: Annotated[int | None, typer.Option(help="First N questions per group.")] = None,
+    sample: Annotated[int | None, typer.Option(help="N random questions per group.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    retrieval_only: Annotated[bool, typer.Option("--retrieval-only", help="No LLM: evaluate the evidence.")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="Questions in parallel.")] = 1,
+    processes: Annotated[bool, typer.Option(help="Use processes (CPU-bound retrieval) instead of threads.")] = False,
+    cache: Annotated[Path | None, typer.Option(help="LLM response cache (default: OUT/llm-cache.sqlite).")] = None,
+    settings: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run methods over a question set; writes results.jsonl per method, summary.json, report.md and plots.
+
+    Questions the LLM failed on are counted as wrong, reported on stderr, and asked again by a re-run; a method
+    whose every question failed exits with status 3."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kgrag.eval.datasets import load_datasets, select
+    from kgrag.eval.report import write_report
+    from kgrag.eval.runner import evaluate_method, summarise
+    from kgrag.methods import get as get_method
+
+    names = [m.strip() for m in method.split(",") if m.strip()]
+    classes = {n: get_method(n) for n in names}
+    config = parse_settings(settings)
+    unknown = set(config) - {f for c in classes.values() for f in c.Config.model_fields}
+    if unknown:
+        raise typer.BadParameter(f"no method of {', '.join(names)} has setting(s): {', '.join(sorted(unknown))}")
+    kg = load_store(kg_dir)
+    examples = select(load_datasets(dataset), limit=limit, sample=sample, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    if any("cypher" in ex.meta and not ex.answers for ex in examples):
+        from kgrag.eval.runner import fill_gold_from_cypher
+        from kgrag.graph.backends import open_cypher_backend
+
+        ran = fill_gold_from_cypher(examples, open_cypher_backend(kg))
+        err_console.print(f"gold answers from {ran}/{len(examples)} gold Cypher queries on the KG's backend")
+    model = None
+    if not retrieval_only and any(c.needs_llm for c in classes.values()):
+        model = open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
+    rows_by_method: dict[str, list] = {}
+    summary: dict[str, dict] = {}
+    for name in names:
+        running = {"n": 0, "score": 0.0}
+        metric = "answer_recall" if retrieval_only else "hit@1"
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[metric]}"),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task(name, total=len(examples), metric="")
+
+            def on_result(row: dict, task=task, progress=progress, running=running, metric=metric) -> None:
+                running["n"] += 1
+                running["score"] += row[metric]
+                progress.update(task, advance=1, metric=f"{metric} {running['score'] / running['n']:.3f}")
+
+            rows = evaluate_method(
+                kg,
+                name,
+                examples,
+                out,
+                llm=model,
+                retrieval_only=retrieval_only,
+                workers=workers,
+                processes=processes,
+                method_config=config_for(classes[name], config),
+                on_result=on_result,
+            )
+        rows_by_method[name] = rows
+        summary[name] = summarise(rows)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    selection = (
+        f"sample {sample} per group (seed {seed})" if sample else (f"first {limit} per group" if limit else "all")
+    )
+    report = write_report(
+        out,
+        rows_by_method,
+        {
+            "kg": str(kg_dir),
+            "datasets": dataset,
+            "llm": "none" if model is None else model.model_id,
+            "retrieval_only": retrieval_only,
+            "selection": selection,
+        },
+    )
+    _check_llm_failures(rows_by_method)
+    if as_json:
+        print_json(summary)
+        return
+    table = Table("method", "n", "hit@1", "hit", "f1", "answer_recall", "evidence", "LLM calls", "s/question", "errors")
+    for name, s in summary.items():
+        table.add_row(
+            name,
+            str(s.get("n", 0)),
+            *(f"{s.get(k, 0):.3f}" for k in ("hit@1", "hit", "f1", "answer_recall")),
+            f"{s.get('evidence_triples', 0):.1f}",
+            f"{s.get('llm_calls', 0):.2f}",
+            f"{s.get('seconds_per_question', 0):.3f}",
+            str(s.get("errors", 0)),
+        )
+    console.print(table)
+    console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
+
+
+def _check_llm_failures(rows_by_method: dict[str, list[dict[str, Any]]]) -> None:
+    """Say on stderr how many questions each method lost to LLM errors (their rows score as wrong, so the
+    accuracy printed next is not the method's); a method that lost every question ends the run with exit 3."""
+    from kgrag.errors import LLMError
+
+    lost = []
+    for name, rows in rows_by_method.items():
+        failed = [r for r in rows if r.get("llm_failed")]
+        if failed and len(failed) == len(rows):
+            lost.append(f"{name}: all {len(rows)} questions failed ({failed[-1]['error']})")
+        elif failed:
+            sys.stderr.write(
+                f"warning: {name}: {len(failed)} of {len(rows)} questions failed on LLM errors and score as wrong; "
+                f"re-run the same command to ask them again (last: {failed[-1]['error']})\n"
+            )
+    if lost:
+        raise LLMError("; ".join(lost))
