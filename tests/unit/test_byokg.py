@@ -8,7 +8,8 @@ import pytest
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.methods.base import MethodConfigError
-from kgrag.methods.byokg import _Artifacts, _Context
+from kgrag.methods.byokg.artifacts import Artifacts
+from kgrag.methods.byokg.context import Context
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.types import Evidence
@@ -73,7 +74,7 @@ def calls(answer, prompt: str) -> int:
 
 # ---------------------------------------------------------------------- KG-Linker output parsing
 def test_linker_output_well_formed():
-    art = _Artifacts(LINKER.replace("{answer}", "Michael Mann"))
+    art = Artifacts(LINKER.replace("{answer}", "Michael Mann"))
     assert art.entities == ["Al Pacino"] and art.paths == ["starred_actors -> directed_by"]
     assert art.query.startswith("MATCH (a:Entity") and art.query.endswith("RETURN DISTINCT d.name")
     assert art.answers == ["Michael Mann"] and not art.finish
@@ -101,13 +102,13 @@ def test_linker_output_well_formed():
     ],
 )
 def test_linker_output_tolerates_format_slips(text, expected):
-    got = _Artifacts(text).as_json()
+    got = Artifacts(text).as_json()
     for key, value in expected.items():
         assert got[key] == value, key
 
 
 def test_linker_finish():
-    art = _Artifacts("<entities>\nFINISH\n</entities>\n<answers>Michael Mann</answers>")
+    art = Artifacts("<entities>\nFINISH\n</entities>\n<answers>Michael Mann</answers>")
     assert art.finish and art.entities == [] and art.answers == ["Michael Mann"]
 
 
@@ -223,7 +224,7 @@ def test_context_lists_facts_near_the_question_entities_first():
     def fact(h: str, r: str, t: str, source: str) -> Evidence:
         return Evidence(text=f"{h} {r} {t}", entities=[h, t], relations=[r], source=source)
 
-    context = _Context()
+    context = Context()
     context.anchors = ["Heat"]
     context.add(
         [

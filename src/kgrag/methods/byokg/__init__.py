@@ -33,35 +33,22 @@ import numpy as np
 from kgrag.errors import LLMError
 from kgrag.graph.algorithms import Paths, shortest_paths
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.byokg.agentic import agentic_traversal
+from kgrag.methods.byokg.artifacts import Artifacts
+from kgrag.methods.byokg.context import Context, numbered
 from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
 from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
 from kgrag.methods.byokg.triple_scoring import best_triples, graph_rerank, text_retrieval
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
-from kgrag.prompts.tags import parse_tags, split_items
-from kgrag.retrieval.graph_query import extract_query, fit_relation_types, rows_as_evidence, run_recorded
+from kgrag.prompts.tags import split_items
+from kgrag.retrieval.graph_query import fit_relation_types, rows_as_evidence, run_recorded
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
 from kgrag.types import Evidence
-
-LINKER_TAGS = ("entities", "paths", "opencypher", "answers")
-LINKER_ALIASES = {
-    "cypher": "opencypher",
-    "query": "opencypher",
-    "open_cypher": "opencypher",
-    "graph_query": "opencypher",
-    "relation_paths": "paths",
-    "relationship_paths": "paths",
-    "answer": "answers",
-    "draft_answers": "answers",
-}
-# Order in which sources fill a prompt's context (round-robin between them, best first within each).
-SOURCE_ORDER = ("cypher", "path", "agentic", "shortest_path", "reranker", "text")
 
 
 class BYOKGConfig(MethodConfig):
@@ -117,145 +104,6 @@ class BYOKGConfig(MethodConfig):
     embedder: ModelSetting = "minilm"
     prefilter_embedder: ModelSetting = "static"
     max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000
-
-
-def numbered(items: Sequence[Evidence]) -> str:
-    """Evidence as the numbered lines a prompt shows."""
-    lines = [ev.text for ev in items]
-    return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1)) if lines else "(none yet)"
-
-
-class _Context:
-    """The gathered evidence C, without repeats; renders the lines a prompt sees."""
-
-    def __init__(self) -> None:
-        self.items: list[Evidence] = []
-        self.anchors: list[str] = []  # names of the question entities linked so far
-        self._keys: set[Any] = set()
-
-    def add(self, evidence: Sequence[Evidence]) -> int:
-        added = 0
-        for ev in evidence:
-            key = tuple(ev.triples) if ev.triples else ev.text
-            if key not in self._keys:
-                self._keys.add(key)
-                self.items.append(ev)
-                added += 1
-        return added
-
-    def ordered(self) -> list[Evidence]:
-        """Items by their distance from the question entities, then round-robin over sources.
-
-        Distance 1 is an item that names a question entity, 2 one that names an entity of a distance-1 item,
-        and so on; items the question entities do not reach (whole-KG text scoring brings facts about other
-        films) come last.  A small model reads the first lines that fit its relation: with round-robin
-        alone, "Man of the Year starred actors Christopher Walken" preceded the question film's own cast."""
-        return [ev for ev, _ in self._ranked()]
-
-    def _ranked(self) -> list[tuple[Evidence, float]]:
-        """(item, distance) in :meth:`ordered`'s order: the distances are computed once for ordering and
-        filtering alike."""
-        rr = self._round_robin()
-        level = self._levels(rr)
-        return [(rr[i], level[i]) for i in sorted(range(len(rr)), key=lambda i: (level[i], i))]
-
-    def _round_robin(self) -> list[Evidence]:
-        """Round-robin over sources in :data:`SOURCE_ORDER`, each source's items in the order found."""
-        by_source: dict[str, list[Evidence]] = {}
-        for ev in self.items:
-            by_source.setdefault(ev.source, []).append(ev)
-        queues = [by_source.pop(s) for s in SOURCE_ORDER if s in by_source] + list(by_source.values())
-        out: list[Evidence] = []
-        depth = 0
-        while len(out) < len(self.items):
-            out.extend(q[depth] for q in queues if depth < len(q))
-            depth += 1
-        return out
-
-    def _levels(self, items: Sequence[Evidence]) -> list[float]:
-        """Breadth-first distance of each item from the anchors over shared entity names (inf: unreached)."""
-        names = [{normalize(e) for e in ev.entities} for ev in items]
-        level = [float("inf")] * len(items)
-        frontier = {normalize(e) for e in self.anchors}
-        seen = set(frontier)
-        remaining = set(range(len(items)))
-        depth = 1
-        while frontier and remaining:
-            reached = [i for i in sorted(remaining) if names[i] & frontier]
-            for i in reached:
-                level[i] = depth
-            remaining.difference_update(reached)
-            frontier = set().union(*(names[i] for i in reached)) - seen
-            seen |= frontier
-            depth += 1
-        return level
-
-    def shown(self, limit: int, *, reached_only: bool = False) -> list[Evidence]:
-        """The first ``limit`` of :meth:`ordered`; with ``reached_only``, only items connected to the question
-        entities (all items when none is).  A fact that shares no chain of entities with them cannot support
-        an answer about them, yet the 1.5B model answered "what movies was Alvin Meyers the writer of" with
-        the titles of whole-KG text-scoring facts listed after "Alvin Meyers <-[written by]- Tennessee
-        Johnson"."""
-        ranked = self._ranked()
-        items = [ev for ev, _ in ranked]
-        if reached_only:
-            items = [ev for ev, level in ranked if level != float("inf")] or items
-        return items[:limit]
-
-    def text(self, limit: int) -> str:
-        return numbered(self.shown(limit))
-
-    def supported(self, drafts: Sequence[str]) -> list[str]:
-        """Draft answers the evidence ties to the question: reached by a followed relation path, returned by
-        the graph query, or in a fact with a question entity.  Shortest paths and triples found around the
-        drafts themselves do not count: they mention the drafts by construction."""
-        anchors = {normalize(e) for e in self.anchors}
-        keys: set[str] = set()
-        for ev in self.items:
-            names = [normalize(e) for e in ev.entities]
-            direct = ev.source in ("path", "cypher")
-            fact = ev.source != "shortest_path" and len(names) == 2 and bool(anchors.intersection(names))
-            if direct or fact:
-                keys.update(names)
-        return [a for a in drafts if normalize(a) in keys - anchors]
-
-
-class _Artifacts:
-    """What one KG-Linker call wrote."""
-
-    def __init__(self, text: str) -> None:
-        parsed = parse_tags(text, LINKER_TAGS, aliases=LINKER_ALIASES)
-        names = split_items(parsed["entities"])
-        self.finish = any(n.strip().upper() == "FINISH" for n in names)
-        self.entities = [n for n in names if n.strip().upper() != "FINISH"]
-        self.paths = split_items(parsed["paths"])
-        self.query = extract_query(parsed["opencypher"], text)
-        self.answers = split_items(parsed["answers"])
-
-    def drop_copied_examples(self, examples: Sequence[str], question: str, context: _Context) -> list[str]:
-        """Remove entities and drafts that only repeat an example entity of the schema; return them.
-
-        Small models copy the schema's illustrations (``starred_actors (e.g. 2012 -> Chiwetel Ejiofor)``) into
-        their drafts for unrelated questions; linked, such a name pulls shortest paths and agentic walks toward
-        it and ends up as the answer.  A name counts as a copy when it is an example entity that neither the
-        question nor the graph context gathered so far mentions; a real answer that happens to be an example is
-        still found by the strategies that start at the question's entities."""
-        padded = f" {normalize(question)} "
-        known = {normalize(e) for ev in context.items for e in ev.entities}
-        copies = {n for n in (normalize(x) for x in examples) if n and f" {n} " not in padded and n not in known}
-        dropped = [x for x in self.entities + self.answers if normalize(x) in copies]
-        self.entities = [x for x in self.entities if normalize(x) not in copies]
-        self.answers = [x for x in self.answers if normalize(x) not in copies]
-        return dropped
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "entities": self.entities,
-            "paths": self.paths,
-            "opencypher": self.query,
-            "answers": self.answers,
-            "finish": self.finish,
-        }
 
 
 @registry.register("byokg")
@@ -352,9 +200,9 @@ class BYOKG(Method):
         return answers, context.ordered()
 
     # ------------------------------------------------------------------ the iterative process
-    def _gather(self, question: str, topics: list[str], trace: Trace) -> tuple[_Context, list[str]]:
+    def _gather(self, question: str, topics: list[str], trace: Trace) -> tuple[Context, list[str]]:
         cfg = self.config
-        context = _Context()
+        context = Context()
         given = self._given_topics(question, topics, trace)
         seen_entities: set[int] = set()
         seen_artifacts: set[str] = set()
@@ -408,7 +256,7 @@ class BYOKG(Method):
             return []
         return self._link_topics(question, topics, trace, linker=self.linker, step="topics")
 
-    def _kg_linker(self, question: str, context: _Context, seeds: list[int], round_no: int, trace: Trace) -> _Artifacts:
+    def _kg_linker(self, question: str, context: Context, seeds: list[int], round_no: int, trace: Trace) -> Artifacts:
         cfg = self.config
         with trace.step("kg_linker", round=round_no) as step:
             if not seeds:
@@ -425,7 +273,7 @@ class BYOKG(Method):
                 query_task=task,
                 query_format=fmt,
             )
-            art = _Artifacts(text)
+            art = Artifacts(text)
             dropped = art.drop_copied_examples(example_names(self.kg, rels), question, context)
             step.outputs.update(art.as_json())
             if dropped:
@@ -435,7 +283,7 @@ class BYOKG(Method):
         return art
 
     def _link(
-        self, question: str, art: _Artifacts, given: list[int], context: _Context, round_no: int, trace: Trace
+        self, question: str, art: Artifacts, given: list[int], context: Context, round_no: int, trace: Trace
     ) -> tuple[list[int], list[int]]:
         """(question entities E, draft-answer entities A) as entity ids."""
         cfg = self.config
@@ -465,7 +313,7 @@ class BYOKG(Method):
 
     # ------------------------------------------------------------------ strategies
     def _follow_paths(
-        self, question: str, texts: list[str], sources: list[int], context: _Context, trace: Trace
+        self, question: str, texts: list[str], sources: list[int], context: Context, trace: Trace
     ) -> None:
         cfg = self.config
         with trace.step("paths", paths=texts) as step:
@@ -494,7 +342,7 @@ class BYOKG(Method):
             step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="path"))
 
     def _shortest_paths(
-        self, question: str, sources: list[int], targets: list[int], context: _Context, trace: Trace
+        self, question: str, sources: list[int], targets: list[int], context: Context, trace: Trace
     ) -> None:
         cfg = self.config
         with trace.step("shortest_paths", targets=[self.kg.entities[t] for t in targets]) as step:
@@ -510,7 +358,7 @@ class BYOKG(Method):
             step.outputs["found"] = len(found)
             step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="shortest_path"))
 
-    def _graph_query(self, query: str, context: _Context, trace: Trace) -> None:
+    def _graph_query(self, query: str, context: Context, trace: Trace) -> None:
         cfg = self.config
         backend = self.backend
         if backend is None:
@@ -526,7 +374,7 @@ class BYOKG(Method):
             if result.ok:
                 step.outputs["added"] = context.add(rows_as_evidence(result.columns, result.rows))
 
-    def _agentic(self, question: str, seeds: list[int], context: _Context, trace: Trace) -> None:
+    def _agentic(self, question: str, seeds: list[int], context: Context, trace: Trace) -> None:
         cfg = self.config
         vecs = kg_vectors(self.kg, self.text_embedder)
 
@@ -579,7 +427,7 @@ class BYOKG(Method):
             step.outputs.update(rounds=result.rounds, finished=result.finished)
             step.outputs["added"] = context.add(triples_as_evidence(self.kg, result.tids, source="agentic"))
 
-    def _graph_reranker(self, question: str, seeds: list[int], context: _Context, trace: Trace) -> None:
+    def _graph_reranker(self, question: str, seeds: list[int], context: Context, trace: Trace) -> None:
         cfg = self.config
         with trace.step("graph_reranker", seeds=[self.kg.entities[s] for s in seeds]) as step:
             result = graph_rerank(
@@ -600,7 +448,7 @@ class BYOKG(Method):
                 triples_as_evidence(self.kg, result.tids, result.scores, source="reranker")
             )
 
-    def _text_retrieval(self, question: str, context: _Context, trace: Trace) -> None:
+    def _text_retrieval(self, question: str, context: Context, trace: Trace) -> None:
         with trace.step("text_retrieval", top_k=self.config.text_top_k) as step:
             tids, scores = text_retrieval(self.kg, question, embedder=self.text_embedder, top_k=self.config.text_top_k)
             step.outputs["added"] = context.add(triples_as_evidence(self.kg, tids, scores, source="text"))
@@ -610,7 +458,7 @@ class BYOKG(Method):
 
         The graph reranker also stands in for the agent here (the paper's scoring substitution)."""
         cfg = self.config
-        context = _Context()
+        context = Context()
         seeds = self._link_topics(question, topics, trace, linker=self.linker)
         if (cfg.graph_reranker or cfg.agentic or not cfg.text_retrieval) and seeds:
             self._graph_reranker(question, seeds, context, trace)

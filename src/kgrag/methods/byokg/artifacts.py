@@ -1,0 +1,62 @@
+"""What one KG-Linker call wrote: entities, relation paths, a graph query and draft answers, parsed
+defensively (tags under other names, a query outside its tag, FINISH among the entities)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kgrag.linking.normalize import normalize
+from kgrag.methods.byokg.context import Context
+from kgrag.prompts.tags import parse_tags, split_items
+from kgrag.retrieval.graph_query import extract_query
+
+LINKER_TAGS = ("entities", "paths", "opencypher", "answers")
+LINKER_ALIASES = {
+    "cypher": "opencypher",
+    "query": "opencypher",
+    "open_cypher": "opencypher",
+    "graph_query": "opencypher",
+    "relation_paths": "paths",
+    "relationship_paths": "paths",
+    "answer": "answers",
+    "draft_answers": "answers",
+}
+
+
+class Artifacts:
+    """What one KG-Linker call wrote."""
+
+    def __init__(self, text: str) -> None:
+        parsed = parse_tags(text, LINKER_TAGS, aliases=LINKER_ALIASES)
+        names = split_items(parsed["entities"])
+        self.finish = any(n.strip().upper() == "FINISH" for n in names)
+        self.entities = [n for n in names if n.strip().upper() != "FINISH"]
+        self.paths = split_items(parsed["paths"])
+        self.query = extract_query(parsed["opencypher"], text)
+        self.answers = split_items(parsed["answers"])
+
+    def drop_copied_examples(self, examples: Sequence[str], question: str, context: Context) -> list[str]:
+        """Remove entities and drafts that only repeat an example entity of the schema; return them.
+
+        Small models copy the schema's illustrations (``starred_actors (e.g. 2012 -> Chiwetel Ejiofor)``) into
+        their drafts for unrelated questions; linked, such a name pulls shortest paths and agentic walks toward
+        it and ends up as the answer.  A name counts as a copy when it is an example entity that neither the
+        question nor the graph context gathered so far mentions; a real answer that happens to be an example is
+        still found by the strategies that start at the question's entities."""
+        padded = f" {normalize(question)} "
+        known = {normalize(e) for ev in context.items for e in ev.entities}
+        copies = {n for n in (normalize(x) for x in examples) if n and f" {n} " not in padded and n not in known}
+        dropped = [x for x in self.entities + self.answers if normalize(x) in copies]
+        self.entities = [x for x in self.entities if normalize(x) not in copies]
+        self.answers = [x for x in self.answers if normalize(x) not in copies]
+        return dropped
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "entities": self.entities,
+            "paths": self.paths,
+            "opencypher": self.query,
+            "answers": self.answers,
+            "finish": self.finish,
+        }
