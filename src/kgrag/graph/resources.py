@@ -9,7 +9,7 @@ The KG itself is immutable, so nothing here goes stale on its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -39,6 +39,3 @@ class KGResources:
 
     def __contains__(self, key: object) -> bool:
         return key in self._items
-
-    def __iter__(self) -> Iterator[Hashable]:
-        return iter(list(self._items))

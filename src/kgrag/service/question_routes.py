@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response, StreamingResponse
 
 from kgrag.cancel import cancel_scope
-from kgrag.errors import LLMError, UnknownEntityError
+from kgrag.errors import UnknownEntityError
 from kgrag.methods.base import observe_steps
 from kgrag.registry import UnknownNameError
 from kgrag.service.responses import ApiError, error_message, error_status, json_response, log, sse
@@ -100,10 +100,7 @@ def question_router(state: ServiceState) -> APIRouter:
     def answer_fn(req: Checked) -> Callable[[], Any]:
         def work() -> Any:
             method = state.method(req.method, req.settings, with_llm=True)
-            answer = method.answer(req.question, req.topics)
-            if answer.error is not None:  # the method caught an LLMError: no answer to give, 503 like a raised one
-                raise LLMError(answer.error)
-            return answer
+            return method.answer(req.question, req.topics)  # an LLMError raised here is a 503
 
         return work
 

@@ -27,7 +27,8 @@ from kgrag.graph.backends.base import CypherBackend, plain_value
 from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.ladybug import NODE_TABLE, table_names
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.property_graph import STORE_DIR
+from kgrag.graph.property_graph import STORE_DIR, read_stored_mapping
+from kgrag.graph.store import read_manifest
 
 
 def cypher_literal(value: Any) -> str:
@@ -151,9 +152,6 @@ class BoltBackend(CypherBackend):
     def load_property_graph(self, store: Path, *, batch: int = 1000) -> float:
         """Write a property graph saved with a KG store (typed labels and relationship properties)."""
         start = time.perf_counter()
-        from kgrag.graph.property_graph import read_stored_mapping  # local: keeps the import block as on main
-        from kgrag.graph.store import read_manifest
-
         tables = store / STORE_DIR
         mapping = read_stored_mapping(store, read_manifest(store)["checksum"])
         if mapping is None:

@@ -32,6 +32,7 @@ from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.sandbox import DEFAULT_MEMORY_LIMIT, SandboxedEngine
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, stored_mapping
+from kgrag.graph.store import digest_files, replace_derived
 
 _TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN"}
 log = logging.getLogger("kgrag.ladybug")
@@ -181,8 +182,6 @@ class LadybugBackend(CypherBackend):
         the digests recorded at build time was edited or damaged, so it is rebuilt with a warning.  Checking
         costs one sha256 pass over the database (~10 ms for MetaQA's 9 MB).
         """
-        from kgrag.graph.store import digest_files  # here, not at the top: keeps the import block as on main
-
         tag_path = self.path / "tag.json"
         if self.kg.checksum is None or not tag_path.is_file() or not (self.path / "db").exists():
             return False
@@ -199,8 +198,6 @@ class LadybugBackend(CypherBackend):
         return True
 
     def _build(self) -> None:
-        from kgrag.graph.store import digest_files, replace_derived  # see _is_current
-
         start = time.perf_counter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
