@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgrag.errors import ModelSetupError
+from kgrag.graph.store import file_digest
 
 
 @dataclass(frozen=True)
@@ -209,12 +210,9 @@ def assemble(
 
 
 def verify_file(path: Path, model: LocalModel) -> None:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(8 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != model.sha256:
-        raise ModelSetupError(f"{path}: sha256 {digest.hexdigest()} does not match {model.name} ({model.sha256})")
+    digest = file_digest(path)
+    if digest != model.sha256:
+        raise ModelSetupError(f"{path}: sha256 {digest} does not match {model.name} ({model.sha256})")
 
 
 def setup(name: str, *, install: bool = True, progress: Callable[[int, int], None] | None = None) -> Path:

@@ -8,12 +8,12 @@ names carry the original training wrappers' prefix ``model.model.``; only those 
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from kgrag.errors import KGRagError
+from kgrag.graph.store import file_digest
 
 CHECKPOINT = "ultraquery.pth"
 SHA256 = "9b6dc20801c35e7c9ebe65764acb4ed9cb5bffc6b0a0a727bd48935589e9388d"
@@ -33,20 +33,12 @@ def checkpoint_path() -> Path:
     return path
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def load_state_dict(path: Path | None = None, *, expected_sha256: str | None = SHA256) -> dict:
     """The model tensors of the checkpoint, names without the training prefix."""
     import torch
 
     path = path or checkpoint_path()
-    if expected_sha256 is not None and sha256_of(path) != expected_sha256:
+    if expected_sha256 is not None and file_digest(path) != expected_sha256:
         raise CheckpointError(f"{path}: sha256 mismatch (expected {expected_sha256}); the file was altered")
     data = torch.load(path, map_location="cpu", weights_only=True)
     state = data.get("model", data) if isinstance(data, dict) else None
