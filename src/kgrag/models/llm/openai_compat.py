@@ -160,7 +160,7 @@ class OpenAICompatLLM(LLM):
         try:
             return result.result(timeout=left + ATTEMPT_GRACE)
         except FutureTimeout:  # worded as the attempt's own timeout: which of the two fires first is chance
-            raise _Transient(f"no reply within {left:.3g} s") from None
+            raise _Transient(f"no reply within {round(left, 1):g} s") from None
 
     def _attempt(self, args: dict[str, Any], deadline: float) -> bytes:
         """POST once, with what is left of the budget as the timeout; the raw reply body."""
@@ -172,7 +172,7 @@ class OpenAICompatLLM(LLM):
             with self._client.chat.completions.with_streaming_response.create(**args, timeout=left) as resp:
                 return self._read_body(resp, deadline)
         except oa.APITimeoutError as exc:
-            raise _Transient(f"no reply within {left:.3g} s") from exc
+            raise _Transient(f"no reply within {round(left, 1):g} s") from exc
         except oa.APIConnectionError as exc:
             raise _Transient(f"connection failed ({_one_line(str(exc.__cause__ or exc), 120)})") from exc
         except oa.APIStatusError as exc:
