@@ -75,8 +75,12 @@ def main() -> None:
     train_y = [r[1] for r in split["train"]]
     val_q = [r[0] for r in split["val"]]
     val_y = np.asarray([r[1] for r in split["val"]])
+    kg = load_kg(args.kg)
+    # the shipped models are used by default only on this KG (frag's router="auto"/patterns="auto")
+    provenance = {"kg_checksum": kg.checksum, "questions": "MetaQA dev 1/2/3-hop, seeded training split"}
     start = time.perf_counter()
     router = HopRouter.fit(train_q, train_y)
+    router.provenance = provenance
     router_fit = time.perf_counter() - start
     pred = router.predict(val_q)
     unbracketed = router.predict([_BRACKET.sub(r"\1", q) for q in val_q])
@@ -95,7 +99,6 @@ def main() -> None:
     print(json.dumps({"router": router_result}, indent=2), flush=True)
 
     # ---------------------------------------------------------------- pattern scorer
-    kg = load_kg(args.kg)
 
     def labelled(rows: list, per_hop: int) -> tuple[list[str], list[tuple[str, ...]], list[float]]:
         qs, labels, f1s = [], [], []
@@ -117,6 +120,7 @@ def main() -> None:
     label_seconds = time.perf_counter() - start
     start = time.perf_counter()
     scorer = PatternClassifier.fit(p_train_q, p_train_y)
+    scorer.provenance = provenance
     scorer_fit = time.perf_counter() - start
     scorer_path = scorer.save(args.models / "frag_patterns.npz")
     p_pred = scorer.predict(p_val_q)

@@ -65,6 +65,7 @@ def frag_train(
             validation=validation,
             seed=seed,
             progress=lambda: progress.advance(task),
+            questions_source=", ".join(str(p) for p in [*(data or []), *(from_results or [])]),
         )
     if as_json:
         print_json(summary)

@@ -14,7 +14,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from itertools import pairwise
 from pathlib import Path
@@ -68,6 +68,10 @@ class TextClassifier:
     coef: np.ndarray  # (n_classes, n_features)
     intercept: np.ndarray  # (n_classes,)
     labels: np.ndarray  # class labels (int hop counts or str)
+    #: what it was trained on: ``kg_checksum`` (the KG store's checksum, None when not tied to one KG) and
+    #: ``questions`` (where the training questions came from). A model trained on one KG's questions is
+    #: only used on that KG by default: on another KG it would route by habits of the wrong question set.
+    provenance: dict = field(default_factory=dict)
 
     builtin: ClassVar[str] = "frag_router.npz"
 
@@ -173,6 +177,10 @@ class TextClassifier:
         pred = self.predict(questions)
         return float(np.mean([p in (y if isinstance(y, (list, tuple)) else (y,)) for p, y in zip(pred, labels)]))
 
+    def trained_for(self, checksum: str | None) -> bool:
+        """True when this model was trained on the questions of the KG with this store checksum."""
+        return checksum is not None and self.provenance.get("kg_checksum") == checksum
+
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -186,6 +194,7 @@ class TextClassifier:
             coef=self.coef.astype(np.float32),
             intercept=self.intercept.astype(np.float32),
             labels=self.labels.astype(np.int64 if self.labels.dtype.kind in "iu" else str),
+            provenance=np.array(json.dumps(self.provenance, sort_keys=True)),
         )
         tmp.replace(path)
         return path
@@ -210,11 +219,25 @@ class TextClassifier:
                     z["coef"].astype(np.float64),
                     z["intercept"].astype(np.float64),
                     z["labels"],
+                    _provenance(z, path),
                 )
         except (OSError, KeyError, ValueError) as exc:
             if isinstance(exc, RouterError):
                 raise
             raise RouterError(f"{path}: cannot read question classifier: {exc}") from None
+
+
+def _provenance(z: np.lib.npyio.NpzFile, path: Path) -> dict:
+    """The ``provenance`` record of a saved model ({} for models saved before it existed)."""
+    if "provenance" not in z.files:
+        return {}
+    try:
+        value = json.loads(str(z["provenance"]))
+    except json.JSONDecodeError:
+        raise RouterError(f"{path}: unreadable provenance record") from None
+    if not isinstance(value, dict):
+        raise RouterError(f"{path}: provenance must be a JSON object")
+    return value
 
 
 class HopRouter(TextClassifier):

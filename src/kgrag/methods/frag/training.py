@@ -39,13 +39,20 @@ def rows_from_results(path: Path, *, only_correct: bool = False) -> list[dict[st
 
 
 def _fit(
-    model_cls: type[TextClassifier], questions: list[str], labels: list, path: Path, validation: float, seed: int
+    model_cls: type[TextClassifier],
+    questions: list[str],
+    labels: list,
+    path: Path,
+    validation: float,
+    seed: int,
+    provenance: dict[str, Any],
 ) -> dict[str, Any]:
-    """Fit on a seeded split, report accuracy on the held-back share, save to ``path``."""
+    """Fit on a seeded split, report accuracy on the held-back share, save to ``path`` with its provenance."""
     order = np.random.default_rng(seed).permutation(len(questions))
     n_val = int(len(questions) * validation)
     val, train_ids = order[:n_val], order[n_val:]
     model = model_cls.fit([questions[i] for i in train_ids], [labels[i] for i in train_ids])
+    model.provenance = dict(provenance)
     acc = model.accuracy([questions[i] for i in val], [labels[i] for i in val]) if n_val else None
     model.save(path)
     return {
@@ -66,13 +73,16 @@ def train(
     validation: float = 0.2,
     seed: int = 0,
     progress: Callable[[], None] | None = None,
+    questions_source: str = "",
 ) -> dict[str, Any]:
     """Train the hop router into ``out`` and, with ``kg``, the pattern scorer into ``patterns_out``.
 
     Returns the summary (``questions``, and per model ``out``/``train``/``validation``/
     ``validation_accuracy``/``labels``, or ``skipped`` with the reason); ``progress`` ticks once per row
-    while patterns are labelled.
+    while patterns are labelled. The models record ``kg``'s store checksum and ``questions_source``: frag
+    uses them by default only on that KG.
     """
+    provenance = {"kg_checksum": kg.checksum if kg is not None else None, "questions": questions_source}
     if not rows:
         raise RouterError("no labelled questions: give --data FILE or --from-results results.jsonl")
     summary: dict[str, Any] = {"questions": len(rows)}
@@ -86,13 +96,13 @@ def train(
             router_q.append(question)
             router_y.append(labels[0].count(">") + 1)
     if len(set(router_y)) >= 2 or patterns_out is None:
-        summary["router"] = _fit(HopRouter, router_q, router_y, out, validation, seed)
+        summary["router"] = _fit(HopRouter, router_q, router_y, out, validation, seed, provenance)
     else:  # one hop count only: nothing for a router to learn, the pattern scorer still trains
         summary["router"] = {"skipped": f"every question has {router_y[0] if router_y else '?'} hop(s)"}
     if patterns_out is not None:
         if not pattern_rows:
             raise RouterError("no row's answers are reachable from its topic entities: cannot train the pattern scorer")
         questions, labels = [row[0] for row in pattern_rows], [row[1] for row in pattern_rows]
-        summary["patterns"] = _fit(PatternClassifier, questions, labels, patterns_out, validation, seed)
+        summary["patterns"] = _fit(PatternClassifier, questions, labels, patterns_out, validation, seed, provenance)
         summary["patterns"]["weak_label_f1"] = round(float(np.mean([row[2] for row in pattern_rows])), 4)
     return summary
