@@ -155,7 +155,31 @@ def test_frag_retrieves_paths_and_answers_in_one_call(kg):
     assert answer.answers == ["Ridley Scott"] and answer.usage.llm_calls == 1 and answer.grounded
     names = [s.name for s in answer.trace]
     assert names == ["link", "route", "rank_relations", "paths", "rank_paths", "answer"]
-    assert answer.trace[1].outputs == {"hops": 2, "kind": "simple"}
+    assert answer.trace[1].outputs == {"hops": 2, "kind": "simple", "router": "fixed", "pattern_scorer": "none (zero-shot)"}
+
+
+def test_shipped_models_are_used_only_on_the_kg_they_were_trained_on(kg, tmp_path):
+    """The shipped router/pattern scorer carry the MetaQA demo KG's checksum: on another KG frag runs
+    zero-shot (and says so in the trace); naming them explicitly still works; an adapted model in the KG's
+    store, trained for it, is picked up."""
+    frag = get_method("frag")
+    assert frag(kg).router is None and frag(kg).pattern_classifier is None
+    assert frag(kg, router="builtin").router is not None
+    store = kg.save(tmp_path / "kg")
+    from kgrag.graph.store import load_kg
+
+    loaded = load_kg(store)
+    router = HopRouter.load()
+    router.provenance = {"kg_checksum": loaded.checksum, "questions": "test"}
+    (store / "adapted").mkdir()
+    router.save(store / "adapted" / HopRouter.builtin)
+    method = frag(loaded, embedder=load_embedder("static"))
+    assert method.router is not None and method.router.provenance["questions"] == "test"
+    assert method.pattern_classifier is None
+    other = HopRouter.load()
+    other.provenance = {"kg_checksum": "0" * 64}
+    other.save(store / "adapted" / HopRouter.builtin)
+    assert frag(loaded).router is None  # trained for another KG: not used
 
 
 def test_frag_complex_routes_find_three_hop_answers(kg):

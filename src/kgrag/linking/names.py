@@ -20,7 +20,7 @@ STOPWORDS = frozenset(
     """a an the and or of in on at to for from by with about as is are was were be been do does did what which
     who whom whose when where why how that this these those it its he she they them his her their there here
     has have had not no yes can could would should will shall may might must than then also same other all any
-    some one two me my we us our you your i film films movie movies""".split()
+    some one two me my we us our you your i""".split()
 )
 
 

@@ -26,23 +26,26 @@ from typing import Annotated, Literal
 
 import numpy as np
 
-from kgrag.graph.algorithms import Paths, personalized_pagerank, shortest_paths
+from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
-from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
+from kgrag.methods.frag.router import ADAPTED_DIR, HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
-from kgrag.models.embeddings import dot_scores
+from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
 
 
 class FragConfig(MethodConfig):
-    router: PathSetting = "builtin"  # a router .npz from `kgrag frag-train`, or the one shipped with kgrag
-    patterns: PathSetting = "builtin"  # a pattern classifier .npz, the shipped one, or "none" (embeddings only)
+    # "auto": the models `kgrag adapt` trained for this KG, else the shipped ones when this KG is the one they
+    # were trained on (the MetaQA demo KB), else none; "builtin": the shipped ones on any KG; a .npz path; "none"
+    router: PathSetting = "auto"
+    patterns: PathSetting = "auto"
     hops: Annotated[int | None, ClientRange(1, 4)] = None  # fix the hop count instead of asking the router
+    zero_shot_hops: Annotated[int, ClientRange(1, 4)] = 2  # path length searched when there is no router
     delta: Annotated[int, ClientRange(0, 4)] = 2  # simple if hops <= delta
     complex_paths: Literal["patterns", "shortest"] = "patterns"  # "shortest": the paper's choice for complex ones
     complex_subgraph_hops: Annotated[int, ClientRange(1, 4)] = 4  # k-hop ball with complex_paths="shortest"
@@ -52,11 +55,18 @@ class FragConfig(MethodConfig):
     top_nodes: Annotated[int, ClientRange(1, 5000)] = 2000
     top_relations: Annotated[int, ClientRange(1, 200)] = 64
     top_paths: Annotated[int, ClientRange(1, 100)] = 32
-    hub_degree: Annotated[int, ClientRange(1, 2000)] = 1000  # entities with more edges are not walked through
+    # entities with more edges are not walked through (topics always are); None: from the KG's degrees
+    hub_degree: Annotated[int | None, ClientRange(1, 100_000)] = None
     classifier_weight: Annotated[float, ClientRange(0, 10)] = 1.0
     embedding_weight: Annotated[float, ClientRange(0, 10)] = 0.3
     length_bonus: Annotated[float, ClientRange(0, 10)] = 0.1  # patterns exactly as long as the predicted hop count
-    embedder: ModelSetting = "static"  # for relation/pattern similarity: better than MiniLM on relation names
+    # relation/pattern similarity; "auto": static MiniLM next to trained models (what the shipped pattern scorer
+    # was measured with on MetaQA), MiniLM without them (zero-shot answer recall on renamed MetaQA and the
+    # WebQSP proxy: +0.04 / +0.04, see docs/DESIGN.md)
+    embedder: ModelSetting = "auto"
+    # zero-shot pattern score: mean similarity of the pattern's relations to the question minus this per hop,
+    # so that a longer pattern must earn its extra hops
+    hop_cost: Annotated[float, ClientRange(0, 1)] = 0.02
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "none" (as the model wrote them, KG names first)
     grounding: Literal["pattern", "paths", "none"] = "pattern"
@@ -71,41 +81,98 @@ class Frag(Method):
     config: FragConfig
 
     @cached_property
-    def router(self) -> HopRouter:
-        return HopRouter.load(self.config.router)
+    def router(self) -> HopRouter | None:
+        return self._classifier(HopRouter, self.config.router)  # type: ignore[return-value]
 
     @cached_property
     def pattern_classifier(self) -> PatternClassifier | None:
-        if self.config.patterns == "none":
+        return self._classifier(PatternClassifier, self.config.patterns)  # type: ignore[return-value]
+
+    def _classifier(self, cls: type[TextClassifier], setting: str) -> TextClassifier | None:
+        """The model a setting names; ``auto`` takes only a model trained for this KG (see FragConfig)."""
+        if setting == "none":
             return None
-        return PatternClassifier.load(self.config.patterns)
+        if setting != "auto":
+            return cls.load(setting)
+        store = self.kg.store_path
+        adapted = store / ADAPTED_DIR / cls.builtin if store is not None else None
+        for candidate in ([adapted] if adapted is not None and adapted.is_file() else []) + ["builtin"]:
+            model = cls.load(candidate)
+            if model.trained_for(self.kg.checksum):
+                return model
+        return None
+
+    @cached_property
+    def hub_degree(self) -> int:
+        """Entities with more edges are reached but not walked through: the configured limit, or 1,000 raised
+        to the KG's 99.99th degree percentile on big KGs (there 1,000 edges is an ordinary entity)."""
+        if self.config.hub_degree is not None:
+            return self.config.hub_degree
+        degree = np.diff(self.kg.out_indptr) + np.diff(self.kg.in_indptr)
+        return max(1000, int(np.quantile(degree, 0.9999))) if len(degree) else 1000
+
+    @cached_property
+    def text_embedder(self) -> Embedder:
+        if self.embedder is not None:
+            return self.embedder
+        name = self.config.embedder
+        if name == "auto":
+            name = "static" if self.pattern_classifier is not None else "minilm"
+        return load_embedder(name)
+
+    def _provenance(self, model: TextClassifier | None) -> str:
+        if model is None:
+            return "none (zero-shot)"
+        return str(model.provenance.get("questions") or "trained without a recorded source")
 
     # ------------------------------------------------------------------ steps
-    def _relations(self, question: str) -> np.ndarray | None:
-        """Directed ids of the ``top_relations`` relations most similar to the question (None: keep all)."""
+    def _relations(self, question: str, topics: list[int], hops: int) -> np.ndarray | None:
+        """Directed ids of the ``top_relations`` relations of the topics' ``hops``-hop subgraph most similar
+        to the question (None: keep all). Ranking over the subgraph, not the whole KG, keeps the relation an
+        answer needs when the KG has hundreds of relations that merely sound closer to the question."""
         n = self.kg.num_relations
         if n <= self.config.top_relations:
             return None
-        vectors = kg_vectors(self.kg, self.text_embedder).relations()
+        present = np.unique(self.kg.rels[k_hop(self.kg, topics, hops).edges]).astype(np.int64)
+        if len(present) <= self.config.top_relations:
+            return None
+        vectors = kg_vectors(self.kg, self.text_embedder).relations()[present]
         scores = dot_scores(vectors, self.text_embedder.encode([question])[0])
-        best = np.argsort(-scores, kind="stable")[: self.config.top_relations].astype(np.int64)
+        best = present[np.argsort(-scores, kind="stable")[: self.config.top_relations]]
         return np.concatenate([best, best + n])
 
-    def _score_patterns(self, question: str, masked: str, reach: PatternReach, hops: int) -> np.ndarray:
+    def _score_patterns(self, question: str, masked: str, reach: PatternReach, hops: int, routed: bool) -> np.ndarray:
+        """Pattern scores: trained scorer + pattern-text similarity + a bonus for the routed length, or without
+        a trained scorer, the zero-shot score (:meth:`_relation_scores`)."""
         cfg = self.config
-        scores = cfg.length_bonus * (reach.lengths == hops)
+        clf = self.pattern_classifier
+        scores = cfg.length_bonus * (reach.lengths == hops) if routed else np.zeros(len(reach))
+        if clf is None:
+            return scores + cfg.embedding_weight * self._relation_scores(question, reach)
         if cfg.embedding_weight:
             q = self.text_embedder.encode([question])[0]
             vectors = pattern_vectors(self.kg, reach.patterns, self.text_embedder)
             scores = scores + cfg.embedding_weight * dot_scores(vectors, q)
-        clf = self.pattern_classifier
-        if clf is not None and cfg.classifier_weight:
+        if cfg.classifier_weight:
             proba = clf.predict_proba([masked])[0]
             index = {str(label): i for i, label in enumerate(clf.labels)}
             cols = np.array([index.get(pattern_label(self.kg, p), -1) for p in reach.patterns])
             known = cols >= 0
             scores = scores + cfg.classifier_weight * np.where(known, proba[np.maximum(cols, 0)], 0.0)
         return scores
+
+    def _relation_scores(self, question: str, reach: PatternReach) -> np.ndarray:
+        """Mean question similarity of each pattern's relations, less ``hop_cost`` per hop.
+
+        Scoring a pattern's whole text favours long patterns (more words to match) and out-and-back ones
+        (``time zones, then time zones (reverse)``); the mean over its relations does not, and the hop cost
+        prefers the shorter of two equally relevant patterns.
+        """
+        n = self.kg.num_relations
+        sims = dot_scores(kg_vectors(self.kg, self.text_embedder).relations(), self.text_embedder.encode([question])[0])
+        per_edge = np.where(reach.patterns >= 0, sims[np.maximum(reach.patterns, 0) % n], 0.0)
+        lengths = np.maximum(reach.lengths, 1)
+        return per_edge.sum(axis=1) / lengths - self.config.hop_cost * lengths
 
     def _choose(self, topics: list[int], reach: PatternReach, scores: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """Endpoints pattern by pattern (best first) until ``top_paths``; PPR breaks ties inside a pattern."""
@@ -142,20 +209,27 @@ class Frag(Method):
         return chosen
 
     def _pattern_paths(
-        self, question: str, masked: str, topics: list[int], hops: int, relations: np.ndarray | None, trace: Trace
+        self,
+        question: str,
+        masked: str,
+        topics: list[int],
+        hops: int,
+        relations: np.ndarray | None,
+        trace: Trace,
+        routed: bool,
     ) -> tuple[Paths, np.ndarray]:
         cfg = self.config
         with trace.step("paths", hops=hops) as step:
-            reach = reachable_patterns(self.kg, topics, hops, hub_degree=cfg.hub_degree, allowed_relations=relations)
+            reach = reachable_patterns(self.kg, topics, hops, hub_degree=self.hub_degree, allowed_relations=relations)
             step.outputs.update({"patterns": len(reach), "reached": len(reach.entity), "truncated": reach.truncated})
         with trace.step("rank_paths", top_k=cfg.top_paths) as step:
             if not len(reach):
                 return Paths.empty(), np.empty(0)
-            scores = self._score_patterns(question, masked, reach, hops)
+            scores = self._score_patterns(question, masked, reach, hops, routed)
             chosen = self._choose(topics, reach, scores)
             parts, part_scores = [], []
             for k, ends in chosen:
-                paths = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=cfg.hub_degree)
+                paths = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
                 parts.append(paths)
                 part_scores.append(np.full(len(paths), scores[k]))
             step.outputs["patterns"] = [
@@ -192,24 +266,28 @@ class Frag(Method):
             )
 
     def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[Evidence], int]:
-        """Ranked paths as evidence, and the hop count the router chose."""
+        """Ranked paths as evidence, and the hop count the router chose (0: no router, the length is open)."""
         cfg = self.config
         topics = self._link_topics(question, topic_entities, trace)
         if not topics:
             return [], 0
         masked = mask_topics(question, [self.kg.entities[t] for t in topics])
         with trace.step("route") as step:
-            hops = cfg.hops or self.router.hops(masked)
+            router = self.router if cfg.hops is None else None
+            hops = cfg.hops or (router.hops(masked) if router is not None else cfg.zero_shot_hops)
             simple = hops <= cfg.delta
             step.outputs.update({"hops": hops, "kind": "simple" if simple else "complex"})
+            step.outputs["router"] = "fixed" if cfg.hops else self._provenance(router)
+            step.outputs["pattern_scorer"] = self._provenance(self.pattern_classifier)
         with trace.step("rank_relations") as step:
-            relations = self._relations(question)
+            relations = self._relations(question, topics, hops)
             step.outputs["kept"] = "all" if relations is None else len(relations) // 2
+        routed = router is not None or cfg.hops is not None
         if not simple and cfg.complex_paths == "shortest":
             paths, scores = self._shortest_paths(question, topics, relations, trace)
         else:
-            paths, scores = self._pattern_paths(question, masked, topics, hops, relations, trace)
-        return paths_as_evidence(self.kg, paths, scores, source="frag"), hops
+            paths, scores = self._pattern_paths(question, masked, topics, hops, relations, trace, routed)
+        return paths_as_evidence(self.kg, paths, scores, source="frag"), (hops if routed else 0)
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         return self._retrieve(question, list(topic_entities or []), Trace())[0]

@@ -28,6 +28,8 @@ ENTITY_TOKEN = "ENT"
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 FORMAT = "kgrag-hop-router-v1"
+#: the KG store's subdirectory where `kgrag adapt` keeps the models it trained for that KG
+ADAPTED_DIR = "adapted"
 
 
 class RouterError(KGRagError, ValueError):
