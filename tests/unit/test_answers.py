@@ -129,3 +129,16 @@ def test_keep_to_best_pattern_lets_the_model_choose_among_the_best_patterns_ends
     assert keep_to_best_pattern(["Roman"], paths) == ["Drama"]
     assert keep_to_best_pattern(["Angela Bettis"], paths) == ["Horror", "Drama"]
     assert keep_to_best_pattern(["x"], []) == ["x"]
+
+
+def test_a_choice_among_the_questions_own_entities_is_kept():
+    """'which of A and B …': the answer is one of the question's entities; with one topic it is still dropped."""
+    from kgrag.linking.answers import excluded_entities, keep_to_best_pattern, prefer_candidates
+
+    assert excluded_entities(["Heat"], ["Heat", "Ronin"]) == ()
+    assert excluded_entities(["Heat", "Thief"], ["Heat", "Ronin"]) == ["Heat", "Ronin"]
+    assert excluded_entities(["Heat"], ["Heat"]) == ["Heat"]
+    paths = [(["Heat", "1995"], ["release_year"]), (["Ronin", "1998"], ["release_year"])]
+    assert keep_to_best_pattern(["Heat"], paths, exclude=["Heat", "Ronin"]) == ["Heat"]
+    assert keep_to_best_pattern(["Heat"], paths, exclude=["Heat"]) == ["1995", "1998"]
+    assert prefer_candidates(["Heat"], ["1995"], exclude=["Heat"]) == ["1995"]

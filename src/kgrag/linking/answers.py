@@ -106,6 +106,20 @@ def recover_names(item: str, candidates: Sequence[str], exclude: Sequence[str] =
     return list(dict.fromkeys(name for _, name in sorted(found)))
 
 
+def excluded_entities(answers: Sequence[str], exclude: Sequence[str]) -> Sequence[str]:
+    """The question's own entities to keep out of the answers: none when the model chose only among them.
+
+    A question's own entity is rarely its answer ("films with the same actor as Heat" → not Heat), so they
+    are dropped, except when the question names several entities and the model answers with some of them
+    and nothing else: "which of A and B was released first" asks for a choice among its own entities.
+    """
+    banned = {normalize(e) for e in exclude}
+    said = [normalize(a) for a in answers if normalize(a)]
+    if len(banned) >= 2 and said and all(a in banned for a in said):
+        return ()
+    return exclude
+
+
 def as_kg_answers(
     answers: Sequence[str], names: NameIndex, candidates: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> list[str]:
@@ -116,6 +130,7 @@ def as_kg_answers(
     :func:`prefer_candidates`.
     """
     out = split_listed_names(answers, names)
+    exclude = excluded_entities(out, exclude)
     if candidates:
         out = [
             name
@@ -175,7 +190,9 @@ def keep_to_best_pattern(
     """
     if not paths:
         return list(answers)
-    banned = {normalize(e) for e in exclude}
+    banned = {normalize(e) for e in excluded_entities(answers, exclude)}
+    if banned != {normalize(e) for e in exclude}:  # a choice among the question's own entities
+        return list(answers)
     best = tuple(paths[0][1])
     top = [(list(nodes), nodes[-1]) for nodes, rels in paths if tuple(rels) == best and nodes]
     ends = list(dict.fromkeys(end for _, end in top if normalize(end) not in banned))
@@ -203,7 +220,7 @@ def follow_to_path_ends(
     named = _named_by(answers)
     if not any(tokens(a) for a in answers):
         return list(answers)
-    if any(named(nodes[-1]) for nodes, _ in paths if nodes):
+    if any(named(nodes[-1]) for nodes, _ in paths if nodes) or not excluded_entities(answers, exclude):
         return list(answers)
     banned = {normalize(e) for e in exclude}
     through = [(nodes, tuple(rels)) for nodes, rels in paths if len(nodes) > 2 and any(map(named, nodes[1:-1]))]
