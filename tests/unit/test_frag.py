@@ -289,3 +289,35 @@ def test_frag_train_labels_patterns_from_answers(tmp_path, kg):
     clf = PatternClassifier.load(patterns)
     assert clf.predict(["who directed [Brazil]"])[0] == "directed_by"
     assert clf.predict(["what films did [Al Pacino] act in"])[0] == "starred_actors_inv"
+
+
+def test_triple_budget_counts_shared_edges_once():
+    from kgrag.graph.algorithms import Paths
+    from kgrag.methods.frag import within_triple_budget
+
+    nodes = np.array([[0, 1, 2], [0, 1, 3], [0, 4, 5]], np.int32)
+    edges = np.array([[10, 11], [10, 12], [13, 14]], np.int64)
+    paths = Paths(nodes, edges, np.array([2, 2, 2]))
+    assert within_triple_budget(paths, 3).tolist() == [0, 1]  # 10, 11, 12: the shared first edge once
+    assert within_triple_budget(paths, 4).tolist() == [0, 1]
+    assert within_triple_budget(paths, 5).tolist() == [0, 1, 2]
+    assert within_triple_budget(paths, 1).tolist() == []
+
+
+def test_zero_shot_scoring_prefers_the_relation_the_question_names_over_longer_patterns():
+    """Without trained models, a 1-hop question's pattern outranks out-and-back and longer patterns: the
+    mean relation similarity does not grow with length and each extra hop costs ``hop_cost``."""
+    kg = KnowledgeGraph.from_triples(
+        [
+            ("Lisbon", "time zone", "Western European Time"),
+            ("Porto", "time zone", "Western European Time"),
+            ("Lisbon", "country", "Portugal"),
+            ("Portugal", "currency", "Euro"),
+            ("Porto", "country", "Portugal"),
+        ]
+    )
+    frag = get_method("frag")(kg, embedder=load_embedder("static"))
+    assert frag.router is None and frag.pattern_classifier is None
+    evidence = frag.retrieve("what time zone is Lisbon in", ["Lisbon"])
+    assert evidence[0].relations == ["time zone"] and evidence[0].entities[-1] == "Western European Time"
+    assert all(len(ev.triples) <= frag.config.zero_shot_triples for ev in evidence)
