@@ -92,11 +92,12 @@ class Context:
         entities (all items when none is).  A fact that shares no chain of entities with them cannot support
         an answer about them, yet the 1.5B model answered "what movies was Alvin Meyers the writer of" with
         the titles of whole-KG text-scoring facts listed after "Alvin Meyers <-[written by]- Tennessee
-        Johnson"."""
+        Johnson".  Rows of the graph query are always kept: they answer the question as the model asked it,
+        and an aggregate row touches no entity."""
         ranked = self._ranked()
         items = [ev for ev, _ in ranked]
-        if reached_only:
-            items = [ev for ev, level in ranked if level != float("inf")] or items
+        if reached_only:  # graph query rows stay: an aggregate ("count: 12") names no entity at all
+            items = [ev for ev, level in ranked if level != float("inf") or ev.source == "cypher"] or items
         return items[:limit]
 
     def text(self, limit: int) -> str:

@@ -273,14 +273,30 @@ def relations_named(
     relation_words = kg.resources.get(
         "relation_words", lambda: [re.findall(r"[^\W\d_]+", humanize(n).lower()) for n in kg.relations]
     )
+    specific = kg.resources.get(("relation_specific_words",), lambda: specific_words(relation_words))
     named = set()
     for rid, rel_words in enumerate(relation_words):
-        if any(len(w) >= stem and w[:stem] in stems for w in rel_words if w not in STOPWORDS):
+        if any(len(w) >= stem and w[:stem] in stems for w in rel_words if w in specific):
             named.add(rid)
     grams = list(dict.fromkeys(words + [f"{a} {b}" for a, b in itertools.pairwise(words)]))
     sims = embedder.encode(grams) @ kg_vectors(kg, embedder).relations().T  # (grams, relations)
     named.update(int(r) for r in np.flatnonzero(sims.max(axis=0) >= min_similarity))
     return named
+
+
+def specific_words(relation_words: Sequence[Sequence[str]], share: float = 0.05) -> frozenset[str]:
+    """Words of relation names that single out a few relations: in at most ``share`` of them (at least one).
+
+    A question word that shares a stem with a schema-wide word names no relation: on Freebase ids "people"
+    (``people.person.*``) or "location" start a hundred relation names, and matching them made "what do
+    Jamaican people speak" name 50–120 of 800 relations. Stop-words never count.
+    """
+    counts: dict[str, int] = {}
+    for words in relation_words:
+        for w in set(words):
+            counts[w] = counts.get(w, 0) + 1
+    limit = max(1, int(share * len(relation_words)))
+    return frozenset(w for w, c in counts.items() if c <= limit and w not in STOPWORDS)
 
 
 def relation_parts(kg: KnowledgeGraph, text: str) -> list[str]:
