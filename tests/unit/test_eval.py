@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -23,7 +24,7 @@ from kgrag.eval.runner import bootstrap_ci, compact_trace, evaluate_method, summ
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.base import Method, registry
 from kgrag.types import Step
-from tests.conftest import MOVIES, run_cli
+from tests.conftest import MOVIES, SHARED_DATA, run_cli
 
 
 def test_normalize_answer():
@@ -217,3 +218,57 @@ def test_compact_trace_keeps_short_values_and_lists_drops_bulk():
     assert compact_trace([step]) == [
         {"name": "kg_linker", "answers": ["Michael Mann", "Ridley Scott"], "finish": False, "llm_calls": 1}
     ]
+
+
+def test_webqsp_reader_takes_topic_names(tmp_path):
+    path = tmp_path / "webqsp.json"
+    items = [
+        {
+            "QuestionId": "WebQTest-1",
+            "RawQuestion": "what does jamaican people speak?",
+            "answer": ["Jamaican English", "Jamaican Creole English Language"],
+            "topic_entity": {"m.03_r3": "Jamaica"},
+        },
+        {"QuestionId": "WebQTest-2", "RawQuestion": "who?", "answer": [], "topic_entity": {}},
+    ]
+    path.write_text(json.dumps(items))
+    first, second = load_dataset(f"webqsp:{path}")
+    assert (first.id, first.topic_entities) == ("WebQTest-1", ["Jamaica"])
+    assert first.answers == ["Jamaican English", "Jamaican Creole English Language"]
+    assert second.answers == [] and second.topic_entities == []
+    assert load_dataset(f"webqsp:{path}?topic=drop")[0].topic_entities == []
+    path.write_text(json.dumps({"not": "a list"}))
+    with pytest.raises(Exception, match="expected a JSON list"):
+        load_dataset(f"webqsp:{path}")
+
+
+def test_cwq_reader_groups_by_composition(tmp_path):
+    path = tmp_path / "cwq.json.gz"
+    item = {
+        "ID": "WebQTest-1384_744a",
+        "question": "What is the predominant religion where the leader is Ovadia Yosef?",
+        "answer": "Judaism",
+        "topic_entity": {"m.02qmnw": "Ovadia Yosef"},
+        "compositionality_type": "composition",
+    }
+    with gzip.open(path, "wt") as fh:
+        json.dump([item, {"ID": "x"}], fh)
+    with pytest.raises(Exception, match=r"question 2: needs a 'question' string"):
+        load_dataset(f"cwq:{path}")
+    with gzip.open(path, "wt") as fh:
+        json.dump([item], fh)
+    (ex,) = load_dataset(f"cwq:{path}")
+    assert (ex.answers, ex.topic_entities, ex.group) == (["Judaism"], ["Ovadia Yosef"], "composition")
+
+
+@pytest.mark.parametrize(
+    ("spec", "count"), [("webqsp:webqsp/webqsp_test_shared.json", 820), ("cwq:cwq/cwq_test_shared.json.gz", 1766)]
+)
+def test_readers_on_the_shared_files(spec, count):
+    kind, _, rel = spec.partition(":")
+    if not (SHARED_DATA / rel).exists():
+        pytest.skip(f"shared data not available here: {SHARED_DATA / rel}")
+    examples = load_dataset(f"{kind}:{SHARED_DATA / rel}")
+    assert len(examples) == count
+    assert sum(bool(ex.topic_entities) for ex in examples) >= count - 1
+    assert all(ex.question and not ex.question.startswith("m.") for ex in examples)

@@ -8,6 +8,12 @@
 ``jsonl:<file>``                one object per line: ``question``, ``answers`` (list), optional
                                 ``topic_entities`` (list) and ``id``
 ``text2cypher:<file>``          ``question`` + gold ``cypher``; gold answers come from running the gold query
+``webqsp:<file>``               WebQSP as ToG/AoG ship it: a JSON list (``.gz`` ok) of ``RawQuestion``,
+                                ``answer`` (list) and ``topic_entity`` (``{mid: name}``); the names are the
+                                topics. ``?topic=drop`` leaves them out
+``cwq:<file>``                  ComplexWebQuestions as ToG ships it: a JSON list of ``question``, ``answer``
+                                (one name), ``topic_entity`` (``{mid: name}``) and ``compositionality_type``
+                                (the group); ``?topic=drop`` as for webqsp
 =============================  =======================================================================
 
 Bring your own questions as JSONL: ``{"question": "who directed Heat?", "answers": ["Michael Mann"]}``.
@@ -130,6 +136,71 @@ def read_text2cypher(arg: str) -> list[Example]:
         if "cypher" not in ex.meta:
             raise KGFormatError(arg, None, f"question {ex.id} has no 'cypher' field")
         ex.group = ex.group or str(ex.meta.get("type", ""))
+    return examples
+
+
+def _read_json_list(path: Path) -> list[Any]:
+    """A whole-file JSON list (the ToG-style WebQSP/CWQ files); line numbers are not known inside one."""
+    if not path.exists():
+        raise KGFormatError(str(path), None, "no such question file")
+    try:
+        with _open_text(path) as fh:
+            items = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise KGFormatError(str(path), exc.lineno, f"invalid JSON ({exc.msg})") from None
+    if not isinstance(items, list):
+        raise KGFormatError(str(path), None, "expected a JSON list of question objects")
+    return items
+
+
+def _topic_names(topic_entity: Any) -> list[str]:
+    """Freebase ``{mid: name}`` → the names: a user's KG knows entities by name, not by Freebase id."""
+    if isinstance(topic_entity, dict):
+        return [str(name) for name in topic_entity.values() if str(name).strip()]
+    return [str(name) for name in topic_entity or [] if str(name).strip()]
+
+
+@datasets.register("webqsp")
+def read_webqsp(arg: str) -> list[Example]:
+    """WebQSP questions with Freebase topic entities given by name (``RawQuestion`` or ``question``)."""
+    path, options = _parse_spec_options(arg)
+    keep_topic = options.get("topic", "keep") != "drop"
+    examples = []
+    for i, obj in enumerate(_read_json_list(path), start=1):
+        question = obj.get("RawQuestion", obj.get("question")) if isinstance(obj, dict) else None
+        if not isinstance(question, str):
+            raise KGFormatError(str(path), None, f"question {i}: needs a 'RawQuestion' (or 'question') string")
+        answers = obj.get("answer", obj.get("answers")) or []
+        examples.append(
+            Example(
+                id=str(obj.get("QuestionId", f"webqsp-{i}")),
+                question=question.strip(),
+                answers=[str(a) for a in ([answers] if isinstance(answers, str) else answers)],
+                topic_entities=_topic_names(obj.get("topic_entity")) if keep_topic else [],
+            )
+        )
+    return examples
+
+
+@datasets.register("cwq")
+def read_cwq(arg: str) -> list[Example]:
+    """ComplexWebQuestions: one answer name per question, grouped by how the question was composed."""
+    path, options = _parse_spec_options(arg)
+    keep_topic = options.get("topic", "keep") != "drop"
+    examples = []
+    for i, obj in enumerate(_read_json_list(path), start=1):
+        if not isinstance(obj, dict) or not isinstance(obj.get("question"), str):
+            raise KGFormatError(str(path), None, f"question {i}: needs a 'question' string")
+        answers = obj.get("answer", obj.get("answers")) or []
+        examples.append(
+            Example(
+                id=str(obj.get("ID", f"cwq-{i}")),
+                question=obj["question"].strip(),
+                answers=[str(a) for a in ([answers] if isinstance(answers, str) else answers)],
+                topic_entities=_topic_names(obj.get("topic_entity")) if keep_topic else [],
+                group=str(obj.get("compositionality_type", "")),
+            )
+        )
     return examples
 
 
