@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -95,3 +97,50 @@ SetOpt = Annotated[
 
 def topic_list(topic: list[str] | None) -> list[str]:
     return [t for t in (topic or []) if t.strip()]
+
+
+@contextmanager
+def question_progress(
+    description: str, total: int, metric: str, *, disable: bool = False
+) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A progress bar over a method's questions showing the running mean of ``metric``; yields the callback
+    the evaluation runner calls with each result row (``kgrag eval`` and ``kgrag bench`` show the same bar)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    running = {"n": 0, "score": 0.0}
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[metric]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=disable,
+    ) as progress:
+        task = progress.add_task(description, total=total, metric="")
+
+        def on_result(row: dict[str, Any]) -> None:
+            running["n"] += 1
+            running["score"] += row.get(metric, 0.0)
+            progress.update(task, advance=1, metric=f"{metric} {running['score'] / running['n']:.3f}")
+
+        yield on_result
+
+
+def check_llm_failures(rows_by_method: dict[str, list[dict[str, Any]]]) -> None:
+    """Say on stderr how many questions each method lost to LLM errors (their rows score as wrong, so the
+    accuracy printed next is not the method's); a method that lost every question ends the run with exit 3."""
+    from kgrag.errors import LLMError
+
+    lost = []
+    for name, rows in rows_by_method.items():
+        failed = [r for r in rows if r.get("llm_failed")]
+        if failed and len(failed) == len(rows):
+            lost.append(f"{name}: all {len(rows)} questions failed ({failed[-1]['error']})")
+        elif failed:
+            sys.stderr.write(
+                f"warning: {name}: {len(failed)} of {len(rows)} questions failed on LLM errors and score as wrong; "
+                f"re-run the same command to ask them again (last: {failed[-1]['error']})\n"
+            )
+    if lost:
+        raise LLMError("; ".join(lost))

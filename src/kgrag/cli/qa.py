@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -19,6 +18,7 @@ from kgrag.cli.common import (
     LLMTimeoutOpt,
     SetOpt,
     app,
+    check_llm_failures,
     config_for,
     console,
     err_console,
@@ -26,6 +26,7 @@ from kgrag.cli.common import (
     open_llm,
     parse_settings,
     print_json,
+    question_progress,
     topic_list,
 )
 
@@ -156,8 +157,6 @@ def eval_command(
 
     Questions the LLM failed on are counted as wrong, reported on stderr, and asked again by a re-run; a method
     whose every question failed exits with status 3."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from kgrag.eval.datasets import load_datasets, select
     from kgrag.eval.report import write_report
     from kgrag.eval.runner import evaluate_method, summarise
@@ -183,25 +182,9 @@ def eval_command(
         model = open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
     rows_by_method: dict[str, list] = {}
     summary: dict[str, dict] = {}
+    metric = "answer_recall" if retrieval_only else "hit@1"
     for name in names:
-        running = {"n": 0, "score": 0.0}
-        metric = "answer_recall" if retrieval_only else "hit@1"
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[metric]}"),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=as_json,
-        ) as progress:
-            task = progress.add_task(name, total=len(examples), metric="")
-
-            def on_result(row: dict, task=task, progress=progress, running=running, metric=metric) -> None:
-                running["n"] += 1
-                running["score"] += row[metric]
-                progress.update(task, advance=1, metric=f"{metric} {running['score'] / running['n']:.3f}")
-
+        with question_progress(name, len(examples), metric, disable=as_json) as on_result:
             rows = evaluate_method(
                 kg,
                 name,
@@ -231,7 +214,7 @@ def eval_command(
             "selection": selection,
         },
     )
-    _check_llm_failures(rows_by_method)
+    check_llm_failures(rows_by_method)
     if as_json:
         print_json(summary)
         return
@@ -248,22 +231,3 @@ def eval_command(
         )
     console.print(table)
     console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
-
-
-def _check_llm_failures(rows_by_method: dict[str, list[dict[str, Any]]]) -> None:
-    """Say on stderr how many questions each method lost to LLM errors (their rows score as wrong, so the
-    accuracy printed next is not the method's); a method that lost every question ends the run with exit 3."""
-    from kgrag.errors import LLMError
-
-    lost = []
-    for name, rows in rows_by_method.items():
-        failed = [r for r in rows if r.get("llm_failed")]
-        if failed and len(failed) == len(rows):
-            lost.append(f"{name}: all {len(rows)} questions failed ({failed[-1]['error']})")
-        elif failed:
-            sys.stderr.write(
-                f"warning: {name}: {len(failed)} of {len(rows)} questions failed on LLM errors and score as wrong; "
-                f"re-run the same command to ask them again (last: {failed[-1]['error']})\n"
-            )
-    if lost:
-        raise LLMError("; ".join(lost))
