@@ -1,0 +1,122 @@
+"""``kgrag bench SUITE``: methods over several (KG, question set) pairs from a suite file, one report.
+
+The suite logic (reading the file, building the KGs, running, the report) is :mod:`kgrag.eval.suite`; this
+command parses options, shows progress and prints the side-by-side table.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from kgrag.cli.common import (
+    JsonOpt,
+    LLMOpt,
+    LLMTimeoutOpt,
+    SetOpt,
+    app,
+    check_llm_failures,
+    console,
+    err_console,
+    open_llm,
+    parse_settings,
+    print_json,
+    question_progress,
+)
+
+
+@app.command()
+def bench(
+    suite: Annotated[str, typer.Argument(help="Suite file (TOML), or a suite's name under benchmarks/suites/.")],
+    methods: Annotated[
+        str | None, typer.Option("--methods", "-m", help="Comma-separated methods for every KG (default: the suite's).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default bench-out/SUITE).")] = None,
+    llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    retrieval_only: Annotated[bool, typer.Option("--retrieval-only", help="No LLM: evaluate the evidence.")] = False,
+    limit: Annotated[int | None, typer.Option(min=1, help="First N questions per group of each KG.")] = None,
+    sample: Annotated[int | None, typer.Option(min=1, help="N random questions per group of each KG.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    workers: Annotated[int, typer.Option(min=1, help="Questions in parallel.")] = 1,
+    processes: Annotated[bool, typer.Option(help="Use processes (CPU-bound retrieval) instead of threads.")] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data", help="What ${data} stands for in the suite (default: $KGRAG_DATA, else ../shared/data)."
+        ),
+    ] = None,
+    kg_cache: Annotated[
+        Path | None, typer.Option("--kg-cache", help="Built KG stores, reused across runs (default OUT/kgs).")
+    ] = None,
+    only: Annotated[str | None, typer.Option("--only", help="Comma-separated names of the suite's KGs to run.")] = None,
+    cache: Annotated[Path | None, typer.Option(help="LLM response cache (default: OUT/llm-cache.sqlite).")] = None,
+    settings: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a benchmark suite: writes OUT/report.md (a table per KG and per group, cost, time, plots),
+    OUT/summary.json and OUT/<kg>/<method>/results.jsonl. A re-run over the same OUT resumes."""
+    from kgrag.eval.suite import RunOptions, find_suite, load_suite, run_suite
+    from kgrag.eval.suite_report import main_metric
+    from kgrag.methods import get as get_method
+
+    if limit is not None and sample is not None:
+        raise typer.BadParameter("give --limit or --sample, not both")
+    suite_path = find_suite(suite)
+    loaded = load_suite(suite_path, data_dir=data.resolve() if data is not None else None)
+    names = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
+    for name in names or []:
+        get_method(name)  # an unknown name fails before any KG is built
+    chosen = names or list(dict.fromkeys(m for entry in loaded.kgs for m in entry.methods))
+    config = parse_settings(settings)
+    unknown = set(config) - {f for name in chosen for f in get_method(name).Config.model_fields}
+    if unknown:
+        raise typer.BadParameter(f"no method of {', '.join(chosen)} has setting(s): {', '.join(sorted(unknown))}")
+    out = out or Path("bench-out") / loaded.name
+    model = None
+    if not retrieval_only and any(get_method(name).needs_llm for name in chosen):
+        model = open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
+    options = RunOptions(
+        out=out,
+        methods=names,
+        settings=config,
+        llm=model,
+        retrieval_only=retrieval_only,
+        limit=limit,
+        sample=sample,
+        seed=seed,
+        workers=workers,
+        processes=processes,
+        kg_cache=kg_cache,
+        only=[k.strip() for k in only.split(",") if k.strip()] if only else None,
+    )
+    metric = main_metric(retrieval_only)
+
+    def progress(label: str, total: int):
+        return question_progress(label, total, metric, disable=as_json)
+
+    def status(text: str):
+        return err_console.status(text, spinner="dots") if not as_json else nullcontext()
+
+    result = run_suite(loaded, options, progress=progress, status=status)
+    check_llm_failures({f"{r.entry.name}/{m}": rows for r in result.kgs for m, rows in r.rows_by_method.items()})
+    if as_json:
+        print_json(result.to_json())
+        return
+    shown = list(dict.fromkeys(m for r in result.kgs for m in r.summary))
+    table = Table("KG", "n", *shown, title=f"{metric} ({options.selection})")
+    for r in result.kgs:
+        n = max((s.get("n", 0) for s in r.summary.values()), default=0)
+        table.add_row(r.entry.name, str(n), *(_cell(r.summary.get(m), metric) for m in shown))
+    console.print(table)
+    console.print(f"wrote {out / 'report.md'} and {out / 'summary.json'} ({result.seconds:.0f} s)")
+
+
+def _cell(summary: dict | None, metric: str) -> str:
+    if not summary or not summary.get("n"):
+        return "–"
+    return f"{summary[metric]:.3f}"
