@@ -6,9 +6,10 @@ command parses options, shows progress and prints the side-by-side table.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -96,10 +97,10 @@ def bench(
     )
     metric = main_metric(retrieval_only)
 
-    def progress(label: str, total: int):
+    def progress(label: str, total: int) -> AbstractContextManager[Callable[[dict[str, Any]], None]]:
         return question_progress(label, total, metric, disable=as_json)
 
-    def status(text: str):
+    def status(text: str) -> AbstractContextManager[Any]:
         return err_console.status(text, spinner="dots") if not as_json else nullcontext()
 
     result = run_suite(loaded, options, progress=progress, status=status)
@@ -116,7 +117,7 @@ def bench(
     console.print(f"wrote {out / 'report.md'} and {out / 'summary.json'} ({result.seconds:.0f} s)")
 
 
-def _cell(summary: dict | None, metric: str) -> str:
+def _cell(summary: dict[str, Any] | None, metric: str) -> str:
     if not summary or not summary.get("n"):
         return "–"
     return f"{summary[metric]:.3f}"

@@ -96,9 +96,6 @@ class KGEntry:
     rename_relations: str | dict[str, str] | None = None
     description: str = ""
 
-    def where(self) -> str:
-        return f"{self.suite_file}:{self.line}"
-
 
 @dataclass
 class Suite:
