@@ -155,7 +155,8 @@ def test_frag_retrieves_paths_and_answers_in_one_call(kg):
     assert answer.answers == ["Ridley Scott"] and answer.usage.llm_calls == 1 and answer.grounded
     names = [s.name for s in answer.trace]
     assert names == ["link", "route", "rank_relations", "paths", "rank_paths", "answer"]
-    assert answer.trace[1].outputs == {"hops": 2, "kind": "simple", "router": "fixed", "pattern_scorer": "none (zero-shot)"}
+    route = {"hops": 2, "kind": "simple", "router": "fixed", "pattern_scorer": "none (zero-shot)"}
+    assert answer.trace[1].outputs == route
 
 
 def test_shipped_models_are_used_only_on_the_kg_they_were_trained_on(kg, tmp_path):

@@ -263,7 +263,7 @@ class Frag(Method):
             ]
             paths = Paths.concat(parts)
             keep = np.arange(len(paths)) if routed else within_triple_budget(paths, cfg.zero_shot_triples)
-            step.outputs["paths"] = int(len(keep))
+            step.outputs["paths"] = len(keep)
             return subset(paths, keep), (np.concatenate(part_scores)[keep] if part_scores else np.empty(0))
 
     def _shortest_paths(self, question: str, topics: list[int], relations: np.ndarray | None, trace: Trace):
