@@ -322,3 +322,29 @@ def test_zero_shot_scoring_prefers_the_relation_the_question_names_over_longer_p
     evidence = frag.retrieve("what time zone is Lisbon in", ["Lisbon"])
     assert evidence[0].relations == ["time zone"] and evidence[0].entities[-1] == "Western European Time"
     assert all(len(ev.triples) <= frag.config.zero_shot_triples for ev in evidence)
+
+
+def test_unnamed_nodes_are_walked_through_not_answered():
+    """A CVT node (``m.0abc12``) ends no evidence path; the named entity behind it does."""
+    from kgrag.graph.identifiers import looks_like_identifier
+
+    assert [looks_like_identifier(n) for n in ("m.02h98gq", "_:b12", "a3f9c2e1", "1980s", "AM1200", "Se7en")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    kg = KnowledgeGraph.from_triples(
+        [
+            ("Richard Nixon", "spouse", "m.02h98gq"),
+            ("m.02h98gq", "spouse", "Pat Nixon"),
+            ("Richard Nixon", "born in", "Yorba Linda"),
+        ]
+    )
+    evidence = get_method("frag")(kg, embedder=load_embedder("static")).retrieve(
+        "who was Richard Nixon married to", ["Richard Nixon"]
+    )
+    ends = [ev.entities[-1] for ev in evidence]
+    assert "Pat Nixon" in ends and "m.02h98gq" not in ends

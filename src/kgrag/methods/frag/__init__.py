@@ -27,6 +27,7 @@ from typing import Annotated, Literal
 import numpy as np
 
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
@@ -199,7 +200,8 @@ class Frag(Method):
         PPR breaks ties inside a pattern."""
         cfg = self.config
         chosen: list[tuple[int, np.ndarray]] = []
-        taken = np.zeros(self.kg.num_entities, bool)
+        # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
+        taken = unnamed_entities(self.kg).copy()
         taken[topics] = True
         room = cfg.top_paths if routed else cfg.zero_shot_paths
         ppr = None
