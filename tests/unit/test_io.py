@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kgrag.errors import KGFormatError
-from kgrag.graph.io import detect_format, load_dataframe, load_file, load_networkx, write_file
+from kgrag.graph.io import TripleBuilder, detect_format, load_dataframe, load_file, load_networkx, write_file
 from kgrag.graph.kg import KnowledgeGraph
 from tests.conftest import MOVIES
 
@@ -196,16 +196,16 @@ def test_missing_file_and_dataframe_errors(tmp_path):
 @pytest.mark.parametrize("fmt", ["spo", "tsv", "csv"])
 def test_fast_reader_matches_line_by_line_reader(tmp_path, fmt):
     """The chunked bulk reader assigns exactly the ids the row-by-row reader does."""
-    from kgrag.graph import io
+    from kgrag.graph.io import delimited
 
     triples = [(f"e{i % 97}", f"r{i % 5}", f"e{(i * 7) % 89}x") for i in range(2000)] + [("Amélie", "r0", "é")]
     path = write_file(KnowledgeGraph.from_triples(triples), tmp_path / f"kb.{fmt}", format=fmt)
     fast = load_file(path)
-    slow_builder = io.TripleBuilder(str(path))
+    slow_builder = TripleBuilder(str(path))
     if fmt == "spo":
-        io._read_spo(path, slow_builder)
+        delimited.read_spo(path, slow_builder)
     else:
-        io._read_delimited(path, slow_builder, "\t" if fmt == "tsv" else ",", None, None, None, None)
+        delimited.read_delimited(path, slow_builder, "\t" if fmt == "tsv" else ",", None, None, None, None)
     slow = slow_builder.build()
     assert fast.entities == slow.entities and fast.relations == slow.relations
     assert (fast.heads == slow.heads).all() and (fast.tails == slow.tails).all() and (fast.rels == slow.rels).all()
@@ -320,9 +320,10 @@ def test_long_names_are_interned_exactly_and_quickly(tmp_path):
 
 def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
     """3 MB of gzip expanded to one 3 GiB line: MemoryError before; now at most MAX_LINE bytes are held."""
-    from kgrag.graph import fastparse, io
+    from kgrag.graph import fastparse
+    from kgrag.graph.io import lines
 
-    monkeypatch.setattr(io, "MAX_LINE", 1 << 16)
+    monkeypatch.setattr(lines, "MAX_LINE", 1 << 16)
     monkeypatch.setattr(fastparse, "MAX_BYTES", 1 << 16)
     path = tmp_path / "bomb.txt.gz"
     path.write_bytes(gzip.compress(b"a|r|b\n" + b"a" * (1 << 20)))

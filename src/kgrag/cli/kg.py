@@ -109,7 +109,7 @@ def neighbors(
     as_json: JsonOpt = False,
 ) -> None:
     """Entities and triples around ENTITY (its k-hop neighbourhood)."""
-    from kgrag.graph.algorithms import k_hop
+    from kgrag.graph.algorithms.neighbourhood import k_hop
     from kgrag.graph.verbalize import verbalize_triple
 
     kg = load_store(kg_dir)
@@ -153,7 +153,8 @@ def paths(
     as_json: JsonOpt = False,
 ) -> None:
     """Shortest (or all simple) paths between two entities."""
-    from kgrag.graph.algorithms import shortest_paths, simple_paths
+    from kgrag.graph.algorithms.shortest_paths import shortest_paths
+    from kgrag.graph.algorithms.simple_paths import simple_paths
     from kgrag.graph.verbalize import verbalize_path
 
     kg = load_store(kg_dir)

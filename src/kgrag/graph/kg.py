@@ -311,7 +311,7 @@ class KnowledgeGraph:
         cls, triples: Iterable[tuple[str, str, str]], *, aliases: Mapping[str, Sequence[str]] | None = None
     ) -> KnowledgeGraph:
         """Build from ``(head, relation, tail)`` name tuples."""
-        from kgrag.graph.io import TripleBuilder
+        from kgrag.graph.io.builder import TripleBuilder
 
         builder = TripleBuilder(source="<triples>")
         for i, (h, r, t) in enumerate(triples, start=1):

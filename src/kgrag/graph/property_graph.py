@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.errors import KGFormatError, KGStoreError
-from kgrag.graph.io import TripleBuilder
+from kgrag.graph.io.builder import TripleBuilder
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.store import digest_files, read_manifest, replace_derived
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kgrag.graph.algorithms import Paths
+from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize, verbalize_path
 from kgrag.models.embeddings import Embedder, dot_scores

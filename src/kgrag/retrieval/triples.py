@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kgrag.graph.algorithms import k_hop
+from kgrag.graph.algorithms.neighbourhood import k_hop
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_triples
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms import incident_edges
+from kgrag.graph.algorithms.edges import incident_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import verbalize_triples
 from kgrag.linking.normalize import normalize

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms import Paths, follow_relation_path, incident_edges
+from kgrag.graph.algorithms.edges import incident_edges
+from kgrag.graph.algorithms.relation_paths import follow_relation_path
+from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize
 from kgrag.linking.names import STOPWORDS, NameIndex

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kgrag.graph.algorithms import incident_edges
+from kgrag.graph.algorithms.edges import incident_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.retrieval.triples import kg_vectors

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms import k_hop
+from kgrag.graph.algorithms.neighbourhood import k_hop
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize, verbalize_triples
 from kgrag.models.embeddings import Embedder, dot_scores

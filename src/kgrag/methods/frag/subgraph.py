@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgrag.graph.algorithms import k_hop, personalized_pagerank
+from kgrag.graph.algorithms.neighbourhood import k_hop
+from kgrag.graph.algorithms.pagerank import personalized_pagerank
 from kgrag.graph.kg import KnowledgeGraph
 
 

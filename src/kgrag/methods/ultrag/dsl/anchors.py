@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgrag.graph.algorithms import RankedNodes, seppr
+from kgrag.graph.algorithms.pagerank import seppr
+from kgrag.graph.algorithms.results import RankedNodes
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
 

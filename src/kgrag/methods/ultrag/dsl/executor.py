@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms import relation_edges
+from kgrag.graph.algorithms.edges import relation_edges
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.ultrag.dsl.nodes import Entity, Intersection, Projection, Query
 from kgrag.registry import Registry

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kgrag.graph.algorithms import relation_edges
+from kgrag.graph.algorithms.edges import relation_edges
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.methods.ultrag.dsl.executor import Anchors
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX, Entity, Intersection, Projection, Query

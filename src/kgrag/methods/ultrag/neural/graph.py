@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from kgrag.graph.algorithms import expand_ranges
+from kgrag.graph.algorithms.edges import expand_ranges
 from kgrag.graph.kg import KnowledgeGraph
 
 HH, TT, HT, TH = 0, 1, 2, 3
