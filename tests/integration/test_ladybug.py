@@ -68,7 +68,7 @@ def test_errors_are_results_not_exceptions(db):
 
 
 def test_table_names_are_sanitised():
-    from kgrag.graph.backends.ladybug import table_names
+    from kgrag.graph.backends.base import table_names
 
     assert table_names(["people.person.place_of_birth", "a-b", "A_B", "1st", "Entity"]) == [
         "people_person_place_of_birth",

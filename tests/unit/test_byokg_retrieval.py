@@ -196,7 +196,7 @@ def test_extract_query(section, raw, expected):
 
 
 def test_fit_relation_types_to_table_names(fb):
-    from kgrag.graph.backends.ladybug import table_names
+    from kgrag.graph.backends.base import table_names
 
     tables = table_names(fb.relations)
     query = (

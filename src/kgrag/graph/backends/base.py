@@ -8,6 +8,7 @@ the text serialised from them, so nothing the engine runs was skipped by the gua
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -22,6 +23,40 @@ from kgrag.graph.backends.guard import (
     serialise,
     tokenise_cypher,
 )
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.property_graph import stored_mapping
+
+# How a triples KG is laid out in a Cypher database, by every backend that stores one (Ladybug builds it, Bolt
+# loads it): one node table of entities and one relationship table per KG relation, named by ``table_names``.
+NODE_TABLE = "Entity"
+# What an LLM writing a query over a triples KG is told: the layout, not the schema, which lists every relation.
+TRIPLES_QUERY_SCHEMA = (
+    "nodes have the label Entity and a name property; relationship types are the relations listed "
+    "above with every character other than letters, digits and _ replaced by _; write "
+    "(:Entity {name: '...'}) to match an entity"
+)
+
+
+def table_names(relations: list[str]) -> list[str]:
+    """Ladybug table name per relation: characters other than letters, digits and ``_`` become ``_``.
+
+    Ladybug reads ``a.b`` in a pattern as database ``a``, table ``b`` even inside backticks, so Freebase-style
+    names (``people.person.place_of_birth``) are stored as ``people_person_place_of_birth``.  Table names are
+    case-insensitive, so clashes get a numeric suffix.
+    """
+    out: list[str] = []
+    seen: set[str] = {NODE_TABLE.lower()}
+    for rel in relations:
+        base = re.sub(r"\W", "_", rel, flags=re.ASCII).strip("_") or "rel"
+        if base[0].isdigit():
+            base = "r_" + base
+        name, n = base, 1
+        while name.lower() in seen:
+            n += 1
+            name = f"{base}_{n}"
+        seen.add(name.lower())
+        out.append(name)
+    return out
 
 
 @dataclass
@@ -116,3 +151,21 @@ class CypherBackend:
         self, query: str, params: dict[str, Any] | None, timeout: float, row_cap: int
     ) -> tuple[list[str], list[list[Any]], bool]:
         raise NotImplementedError
+
+    def schema(self) -> str:
+        """Schema description for prompts (labels, relationship types, properties)."""
+        raise NotImplementedError
+
+    def query_schema(self, kg: KnowledgeGraph) -> str:
+        """What an LLM is told before it writes a query over ``kg`` on this backend.
+
+        A property graph keeps its own labels and typed properties, so it gets :meth:`schema`; a triples KG is
+        stored in the layout every backend shares (:data:`NODE_TABLE`, :func:`table_names`), which one
+        sentence describes where the schema would list every relation again.
+        """
+        return self.schema() if stored_mapping(kg) is not None else TRIPLES_QUERY_SCHEMA
+
+    def relation_types(self, kg: KnowledgeGraph) -> list[str] | None:
+        """The relationship type storing each of ``kg``'s relations (``kg.relations[i]`` → ``[i]``), so names an
+        LLM wrote the KG's way can be fitted to them; ``None`` for a property graph, whose types are its own."""
+        return table_names(kg.relations) if stored_mapping(kg) is None else None

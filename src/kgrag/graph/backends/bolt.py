@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 
 from kgrag.errors import KGStoreError, MissingExtraError
-from kgrag.graph.backends.base import CypherBackend, plain_value
+from kgrag.graph.backends.base import NODE_TABLE, CypherBackend, plain_value, table_names
 from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
-from kgrag.graph.backends.ladybug import NODE_TABLE, table_names
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, read_stored_mapping
 from kgrag.graph.store import read_manifest

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import re
 import shutil
 import tempfile
 import time
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from kgrag.errors import MissingExtraError
-from kgrag.graph.backends.base import CypherBackend
+from kgrag.graph.backends.base import NODE_TABLE, CypherBackend, table_names
 from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
 from kgrag.graph.backends.sandbox import DEFAULT_MEMORY_LIMIT, SandboxedEngine
 from kgrag.graph.kg import KnowledgeGraph
@@ -38,7 +37,6 @@ _TYPES = {"STRING": "STRING", "INTEGER": "INT64", "FLOAT": "DOUBLE", "BOOLEAN": 
 log = logging.getLogger("kgrag.ladybug")
 _TAG_FILES = frozenset({"tag.json"})  # in the database directory, not covered by its own digests
 
-NODE_TABLE = "Entity"
 DIALECT_NOTES = (
     "Ladybug Cypher: every node has label Entity with properties id and name; relationship types are the KG "
     "relations with characters other than letters, digits and _ replaced by _; use label(r) for a "
@@ -116,28 +114,6 @@ def ladybug_dialect(tokens: list[Token], labels: set[str]) -> list[Token]:
 def to_ladybug_dialect(query: str, labels: set[str]) -> str:
     """:func:`ladybug_dialect` on query text (tokenised and serialised again)."""
     return serialise(ladybug_dialect(tokenise_cypher(query), labels))
-
-
-def table_names(relations: list[str]) -> list[str]:
-    """Ladybug table name per relation: characters other than letters, digits and ``_`` become ``_``.
-
-    Ladybug reads ``a.b`` in a pattern as database ``a``, table ``b`` even inside backticks, so Freebase-style
-    names (``people.person.place_of_birth``) are stored as ``people_person_place_of_birth``.  Table names are
-    case-insensitive, so clashes get a numeric suffix.
-    """
-    out: list[str] = []
-    seen: set[str] = {NODE_TABLE.lower()}
-    for rel in relations:
-        base = re.sub(r"\W", "_", rel, flags=re.ASCII).strip("_") or "rel"
-        if base[0].isdigit():
-            base = "r_" + base
-        name, n = base, 1
-        while name.lower() in seen:
-            n += 1
-            name = f"{base}_{n}"
-        seen.add(name.lower())
-        out.append(name)
-    return out
 
 
 class LadybugBackend(CypherBackend):

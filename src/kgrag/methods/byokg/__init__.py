@@ -26,21 +26,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 
 from kgrag.errors import LLMError
-from kgrag.graph.algorithms import Paths, shortest_paths
+from kgrag.graph.algorithms.results import Paths
+from kgrag.graph.algorithms.shortest_paths import shortest_paths
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.byokg.agentic import agentic_traversal
 from kgrag.methods.byokg.artifacts import Artifacts
+from kgrag.methods.byokg.config import BYOKGAgenticConfig, BYOKGConfig, BYOKGScoringConfig
 from kgrag.methods.byokg.context import Context, numbered
 from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
 from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
 from kgrag.methods.byokg.triple_scoring import best_triples, graph_rerank, text_retrieval
-from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import split_items
@@ -49,61 +50,6 @@ from kgrag.retrieval.paths import paths_as_evidence, rank_paths
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
 from kgrag.types import Evidence
-
-
-class BYOKGConfig(MethodConfig):
-    # iterative process (Algorithm 2)
-    iterations: Annotated[int, ClientRange(1, 4)] = 2  # T_R
-    self_terminate: bool = True
-    context_items: Annotated[int, ClientRange(1, 100)] = (
-        30  # evidence lines shown to KG-Linker and to the final answer call
-    )
-    answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
-    schema_relations: Annotated[int, ClientRange(1, 200)] = (
-        40  # relations listed in the KG-Linker prompt (most relevant first when more)
-    )
-    # entity linking
-    link_top_m: Annotated[int, ClientRange(1, 10)] = 3
-    link_embedding: bool = True
-    answer_link_min_score: Annotated[float, ClientRange(0, 1)] = (
-        0.75  # draft answers are guesses: only confident links become targets
-    )
-    # path retrieval
-    paths: bool = True
-    path_orientations: bool = True  # also try reversed order / flipped directions of written paths
-    path_soft_match: bool = True  # unknown relation names: the most similar relation at hand, hop by hop
-    path_min_similarity: Annotated[float, ClientRange(0, 1)] = 0.6
-    # a path of real relations reaching nothing is retried with a return hop ("films that share directors
-    # with X": directed_by -> directed_by_inv -> ...) when the question names all its relations this closely
-    path_bridge: bool = True
-    path_bridge_min_similarity: Annotated[float, ClientRange(0, 1)] = 0.6
-    path_top_k: Annotated[int, ClientRange(1, 100)] = 30
-    max_paths: Annotated[int, ClientRange(1, 1000)] = 500
-    shortest_paths: bool = True
-    shortest_max_length: Annotated[int, ClientRange(1, 4)] = 3
-    shortest_top_k: Annotated[int, ClientRange(1, 50)] = 10
-    # graph-query retrieval
-    cypher: bool = True
-    cypher_backend: HostSetting = "ladybug"
-    cypher_row_cap: Annotated[int, ClientRange(1, 200)] = 30
-    cypher_timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
-    # triplet retrieval: agentic (Algorithm 1)
-    agentic: bool = True
-    agentic_rounds: Annotated[int, ClientRange(1, 5)] = 3  # T_A
-    agentic_max_relations: Annotated[int, ClientRange(1, 100)] = 30
-    agentic_max_triples: Annotated[int, ClientRange(1, 100)] = 30
-    # triplet retrieval: scoring (appendix A)
-    graph_reranker: bool = True
-    rerank_hops: Annotated[int, ClientRange(1, 3)] = 2  # L
-    rerank_relations: Annotated[int, ClientRange(1, 100)] = 20  # k_r
-    rerank_triples: Annotated[int, ClientRange(1, 500)] = 100  # k_t
-    rerank_top_k: Annotated[int, ClientRange(1, 100)] = 30  # k: what reaches the prompt
-    reranker: ModelSetting = ""  # "" = cached embedding similarity; e.g. "onnx:<dir>" for a cross-encoder
-    text_retrieval: bool = True
-    text_top_k: Annotated[int, ClientRange(1, 50)] = 10
-    embedder: ModelSetting = "minilm"
-    prefilter_embedder: ModelSetting = "static"
-    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000
 
 
 @registry.register("byokg")
@@ -152,20 +98,9 @@ class BYOKG(Method):
     @cached_property
     def query_prompt_parts(self) -> tuple[str, str]:
         """(task text, format line) of the graph-query part of the KG-Linker prompt; empty without Cypher."""
-        backend = self.backend
-        if backend is None:
+        if self.backend is None:
             return "", ""
-        from kgrag.graph.property_graph import stored_mapping
-
-        if stored_mapping(self.kg) is not None:
-            schema = backend.schema()
-        else:
-            schema = (
-                "nodes have the label Entity and a name property; relationship types are the relations listed "
-                "above with every character other than letters, digits and _ replaced by _; write "
-                "(:Entity {name: '...'}) to match an entity"
-            )
-        part = load_prompt("byokg_linker_query").render(query_schema=schema)
+        part = load_prompt("byokg_linker_query").render(query_schema=self.backend.query_schema(self.kg))
         return part[-1]["content"] + "\n", part[0]["content"] + "\n"
 
     # ------------------------------------------------------------------ public API
@@ -364,12 +299,9 @@ class BYOKG(Method):
         if backend is None:
             return
         with trace.step("cypher", cypher=query) as step:
-            from kgrag.graph.property_graph import stored_mapping
-
-            if stored_mapping(self.kg) is None:
-                from kgrag.graph.backends.ladybug import table_names
-
-                query = fit_relation_types(query, self.kg, table_names(self.kg.relations))
+            types = backend.relation_types(self.kg)
+            if types is not None:  # a triples KG: the model may have written relation names the KG's way
+                query = fit_relation_types(query, self.kg, types)
             result = run_recorded(backend, query, step.outputs, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
             if result.ok:
                 step.outputs["added"] = context.add(rows_as_evidence(result.columns, result.rows))
@@ -465,14 +397,6 @@ class BYOKG(Method):
         if cfg.text_retrieval:
             self._text_retrieval(question, context, trace)
         return context.ordered()
-
-
-class BYOKGAgenticConfig(BYOKGConfig):
-    graph_reranker: bool = False
-
-
-class BYOKGScoringConfig(BYOKGConfig):
-    agentic: bool = False
 
 
 @registry.register("byokg-agentic")

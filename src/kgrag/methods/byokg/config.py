@@ -1,0 +1,81 @@
+"""BYOKG-RAG's settings: the paper's hyper-parameters (T_R, T_A, k_r, k_t, k) and one switch per strategy.
+
+Kept apart from the method so the settings a client may change (``ClientRange``) and those only an operator may
+set (``HostSetting``, ``ModelSetting``) read as one table.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from kgrag.methods.base import MethodConfig
+from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
+
+
+class BYOKGConfig(MethodConfig):
+    """Every BYOKG-RAG setting; each retrieval strategy is a switch, so the paper's ablations can be rerun."""
+
+    # iterative process (Algorithm 2)
+    iterations: Annotated[int, ClientRange(1, 4)] = 2  # T_R
+    self_terminate: bool = True
+    context_items: Annotated[int, ClientRange(1, 100)] = (
+        30  # evidence lines shown to KG-Linker and to the final answer call
+    )
+    answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
+    schema_relations: Annotated[int, ClientRange(1, 200)] = (
+        40  # relations listed in the KG-Linker prompt (most relevant first when more)
+    )
+    # entity linking
+    link_top_m: Annotated[int, ClientRange(1, 10)] = 3
+    link_embedding: bool = True
+    answer_link_min_score: Annotated[float, ClientRange(0, 1)] = (
+        0.75  # draft answers are guesses: only confident links become targets
+    )
+    # path retrieval
+    paths: bool = True
+    path_orientations: bool = True  # also try reversed order / flipped directions of written paths
+    path_soft_match: bool = True  # unknown relation names: the most similar relation at hand, hop by hop
+    path_min_similarity: Annotated[float, ClientRange(0, 1)] = 0.6
+    # a path of real relations reaching nothing is retried with a return hop ("films that share directors
+    # with X": directed_by -> directed_by_inv -> ...) when the question names all its relations this closely
+    path_bridge: bool = True
+    path_bridge_min_similarity: Annotated[float, ClientRange(0, 1)] = 0.6
+    path_top_k: Annotated[int, ClientRange(1, 100)] = 30
+    max_paths: Annotated[int, ClientRange(1, 1000)] = 500
+    shortest_paths: bool = True
+    shortest_max_length: Annotated[int, ClientRange(1, 4)] = 3
+    shortest_top_k: Annotated[int, ClientRange(1, 50)] = 10
+    # graph-query retrieval
+    cypher: bool = True
+    cypher_backend: HostSetting = "ladybug"
+    cypher_row_cap: Annotated[int, ClientRange(1, 200)] = 30
+    cypher_timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
+    # triplet retrieval: agentic (Algorithm 1)
+    agentic: bool = True
+    agentic_rounds: Annotated[int, ClientRange(1, 5)] = 3  # T_A
+    agentic_max_relations: Annotated[int, ClientRange(1, 100)] = 30
+    agentic_max_triples: Annotated[int, ClientRange(1, 100)] = 30
+    # triplet retrieval: scoring (appendix A)
+    graph_reranker: bool = True
+    rerank_hops: Annotated[int, ClientRange(1, 3)] = 2  # L
+    rerank_relations: Annotated[int, ClientRange(1, 100)] = 20  # k_r
+    rerank_triples: Annotated[int, ClientRange(1, 500)] = 100  # k_t
+    rerank_top_k: Annotated[int, ClientRange(1, 100)] = 30  # k: what reaches the prompt
+    reranker: ModelSetting = ""  # "" = cached embedding similarity; e.g. "onnx:<dir>" for a cross-encoder
+    text_retrieval: bool = True
+    text_top_k: Annotated[int, ClientRange(1, 50)] = 10
+    embedder: ModelSetting = "minilm"
+    prefilter_embedder: ModelSetting = "static"
+    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000
+
+
+class BYOKGAgenticConfig(BYOKGConfig):
+    """The paper's main configuration: the agent, no graph reranker."""
+
+    graph_reranker: bool = False
+
+
+class BYOKGScoringConfig(BYOKGConfig):
+    """The paper's cheaper configuration: the graph reranker, no agent."""
+
+    agentic: bool = False
