@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -264,25 +264,38 @@ def evaluate_method(
             else:
                 results = (run_question(method, ex, retrieval_only) for ex in todo)
         try:
-            unreachable = 0
-            with open(path, "a", encoding="utf-8") as fh:
-                for row in results:
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    fh.flush()
-                    done[row["id"]] = row
-                    if on_result:
-                        on_result(row)
-                    unreachable = unreachable + 1 if _unreachable(row) else 0
-                    if unreachable >= stop_after_unreachable:
-                        raise LLMUnavailableError(
-                            f"{method_name}: stopped after {unreachable} questions in a row found the LLM "
-                            f"unreachable; re-run to resume ({row['error']})"
-                        )
+            _append_results(results, path, done, method_name, on_result, stop_after_unreachable)
         finally:
             if executor is not None:
                 executor.shutdown(cancel_futures=True)
     wanted = {ex.id for ex in examples}
     return [row for qid, row in done.items() if qid in wanted]
+
+
+def _append_results(
+    results: Iterable[dict[str, Any]],
+    path: Path,
+    done: dict[str, dict[str, Any]],
+    method_name: str,
+    on_result: Callable[[dict[str, Any]], None] | None,
+    stop_after_unreachable: int,
+) -> None:
+    """Append each row to ``path`` as it arrives (so an interrupted run resumes) and to ``done``; stop with
+    ``LLMUnavailableError`` after ``stop_after_unreachable`` questions in a row found the LLM unreachable."""
+    unreachable = 0
+    with open(path, "a", encoding="utf-8") as fh:
+        for row in results:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
+            done[row["id"]] = row
+            if on_result:
+                on_result(row)
+            unreachable = unreachable + 1 if _unreachable(row) else 0
+            if unreachable >= stop_after_unreachable:
+                raise LLMUnavailableError(
+                    f"{method_name}: stopped after {unreachable} questions in a row found the LLM "
+                    f"unreachable; re-run to resume ({row['error']})"
+                )
 
 
 def _unreachable(row: dict[str, Any]) -> bool:

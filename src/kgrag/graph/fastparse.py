@@ -91,17 +91,10 @@ def intern_fields(data: bytes, words: np.ndarray, starts: np.ndarray, ends: np.n
     return rank[group], names
 
 
-def read_delimited_bytes(
-    data: bytes,
-    sep: str,
-    resolve_columns: Callable[[list[str]], tuple[bool, tuple[int, int, int]]],
-    *,
-    quoted: bool = False,
-) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """(entity names, relation names, heads, rels, tails) of a clean delimited file's bytes.
-
-    ``resolve_columns(first_row) -> (first_row_is_header, (head, relation, tail) column indices)``.
-    """
+def _regular_bytes(data: bytes, quoted: bool) -> bytes:
+    """``data`` without a BOM, with ``\\n`` line endings and a final newline; ``Irregular`` for anything the byte
+    reader cannot parse exactly (too large, bad UTF-8, a stray carriage return, quoting), which the line-by-line
+    reader then handles or reports."""
     if len(data) > MAX_BYTES:
         raise Irregular("too large for the in-memory reader")
     try:
@@ -118,6 +111,21 @@ def read_delimited_bytes(
         raise Irregular("quoted CSV")
     if not data.endswith(b"\n"):
         data += b"\n"
+    return data
+
+
+def read_delimited_bytes(
+    data: bytes,
+    sep: str,
+    resolve_columns: Callable[[list[str]], tuple[bool, tuple[int, int, int]]],
+    *,
+    quoted: bool = False,
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """(entity names, relation names, heads, rels, tails) of a clean delimited file's bytes.
+
+    ``resolve_columns(first_row) -> (first_row_is_header, (head, relation, tail) column indices)``.
+    """
+    data = _regular_bytes(data, quoted)
     first_end = data.index(b"\n")
     first_row = data[:first_end].decode("utf-8").split(sep)
     if not any(f.strip() for f in first_row):

@@ -95,8 +95,20 @@ def personalized_pagerank(
         matrix, _ = _column_stochastic(sub)
     else:
         p = p_full
-    # Dangling mass and teleport both return to the seeds, so they only touch the seed entries: per
-    # iteration that is one mat-vec, one sum and one in-place scale (no dense dangling gather).
+    x, iterations, converged = _power_iteration(matrix, p, damping, max_iter, tol)
+    order = _top_k(x, top_k)
+    ids = local[order] if local is not None else order
+    return RankedNodes(ids.astype(np.int32), x[order], iterations, converged)
+
+
+def _power_iteration(
+    matrix: object, p: np.ndarray, damping: float, max_iter: int, tol: float
+) -> tuple[np.ndarray, int, bool]:
+    """``(x, iterations, converged)`` of ``x ← d·M·x + (d·dangling(x) + 1 − d)·p`` started at ``p``.
+
+    Dangling mass and teleport both return to the seeds, so they only touch the seed entries: per
+    iteration that is one mat-vec, one sum and one in-place scale (no dense dangling gather).
+    """
     seed_idx = np.flatnonzero(p)
     seed_p = p[seed_idx]
     x = p.copy()
@@ -118,9 +130,7 @@ def personalized_pagerank(
                 break
         else:
             x = x_new
-    order = _top_k(x, top_k)
-    ids = local[order] if local is not None else order
-    return RankedNodes(ids.astype(np.int32), x[order], iterations, converged)
+    return x, iterations, converged
 
 
 def seppr(

@@ -55,7 +55,19 @@ def follow_relation_path(
             ),
             truncated,
         )
-    alive = frontier
+    paths = _enumerate_paths(steps, frontier, max_paths)
+    return RelationPathResult(reached=reached, paths=paths, truncated=paths.truncated)
+
+
+def _enumerate_paths(
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]], reached: np.ndarray, max_paths: int
+) -> Paths:
+    """Concrete paths through the per-hop ``(source, target, triple)`` edges that end in ``reached``.
+
+    Edges that lead to no reached entity are pruned backwards first, so every partial path extended forwards
+    completes and the ``max_paths`` cap only ever drops complete paths.
+    """
+    alive = reached
     for i in range(len(steps) - 1, -1, -1):  # backward pruning of dead ends
         src, dst, tids = steps[i]
         keep = np.isin(dst, alive)
@@ -73,5 +85,4 @@ def follow_relation_path(
             owner, idx, truncated = owner[:max_paths], idx[:max_paths], True
         nodes = np.hstack([nodes[owner], dst[idx][:, None]])
         edges = np.hstack([edges[owner], tids[idx][:, None]])
-    paths = Paths(nodes.astype(np.int32), edges, np.full(len(nodes), len(steps), np.int32), truncated)
-    return RelationPathResult(reached=reached, paths=paths, truncated=truncated)
+    return Paths(nodes.astype(np.int32), edges, np.full(len(nodes), len(steps), np.int32), truncated)

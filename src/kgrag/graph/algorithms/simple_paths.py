@@ -31,14 +31,7 @@ def simple_paths(
     _check_direction(direction)
     sources = unique_ints(as_ids(sources, kg.num_entities))
     rel_filter = None if relations is None else as_ids(relations, 2 * kg.num_relations, "relation")
-    to_target = None
-    target_mask = None
-    if targets is not None:
-        targets = unique_ints(as_ids(targets, kg.num_entities))
-        target_mask = np.zeros(kg.num_entities, dtype=bool)
-        target_mask[targets] = True
-        back = {"out": "in", "in": "out", "both": "both"}[direction]
-        to_target, _ = bfs_levels(kg, targets, back, rel_filter, max_length)
+    target_mask, to_target = _target_pruning(kg, targets, direction, rel_filter, max_length)
     nodes = sources[:, None]
     edges = np.empty((len(sources), 0), np.int64)
     found: list[Paths] = []
@@ -71,3 +64,18 @@ def simple_paths(
     result = Paths.concat(found)
     result.truncated = truncated
     return result
+
+
+def _target_pruning(
+    kg: KnowledgeGraph, targets: IdsLike | int | None, direction: str, rel_filter: np.ndarray | None, max_length: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(is_target, hops_to_a_target)`` per entity, by a BFS backwards from the targets; ``(None, None)``
+    without targets.  A partial path is extended only where a target is still within the remaining hops."""
+    if targets is None:
+        return None, None
+    targets = unique_ints(as_ids(targets, kg.num_entities))
+    target_mask = np.zeros(kg.num_entities, dtype=bool)
+    target_mask[targets] = True
+    back = {"out": "in", "in": "out", "both": "both"}[direction]
+    to_target, _ = bfs_levels(kg, targets, back, rel_filter, max_length)
+    return target_mask, to_target

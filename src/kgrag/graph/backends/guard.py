@@ -157,45 +157,56 @@ def _string_value(query: str, i: int) -> tuple[str, int]:
     return value, j + 1
 
 
+def _skip_gap(query: str, i: int) -> int | None:
+    """The index after the whitespace character or comment at ``i``; ``None`` when a token starts there.
+
+    Comments are dropped rather than passed on, so an engine that reads them differently sees none.
+    """
+    if query[i].isspace():
+        return i + 1
+    if query.startswith("//", i):
+        end = query.find("\n", i)
+        return len(query) if end < 0 else end + 1
+    if query.startswith("/*", i):
+        end = query.find("*/", i + 2)
+        if end < 0:
+            raise _Reject("unterminated /* comment")
+        return end + 2
+    return None
+
+
+def _quoted_name(query: str, i: int) -> tuple[str, int]:
+    """The `quoted name` starting at ``i`` (doubled backticks unescaped) and the index after it."""
+    j = query.find("`", i + 1)
+    while j >= 0 and query.startswith("``", j):  # doubled backtick escapes one
+        j = query.find("`", j + 2)
+    if j < 0:
+        raise _Reject("unterminated `quoted name`")
+    value = query[i + 1 : j].replace("``", "`")
+    if _CONTROL.search(value) or "\n" in value or "\r" in value:
+        raise _Reject("control characters are not allowed in `quoted names`")
+    if "`" in value:  # engines disagree on doubled backticks (FalkorDB fails on them)
+        raise _Reject("a `quoted name` may not contain a backtick")
+    return value, j + 1
+
+
 def _tokenise(query: str) -> list[Token]:
     """The query as tokens, comments dropped: what the guard checks is exactly what the engine will run."""
     tokens: list[Token] = []
     i, n = 0, len(query)
     gap = False
     while i < n:
+        after_gap = _skip_gap(query, i)
+        if after_gap is not None:
+            i, gap = after_gap, True
+            continue
         ch = query[i]
-        if ch.isspace():
-            i += 1
-            gap = True
-            continue
-        if query.startswith("//", i):
-            end = query.find("\n", i)
-            i = n if end < 0 else end + 1
-            gap = True
-            continue
-        if query.startswith("/*", i):
-            end = query.find("*/", i + 2)
-            if end < 0:
-                raise _Reject("unterminated /* comment")
-            i = end + 2
-            gap = True
-            continue
         if ch in "'\"":
             value, i = _string_value(query, i)
             tokens.append(Token("str", value, gap))
         elif ch == "`":
-            j = query.find("`", i + 1)
-            while j >= 0 and query.startswith("``", j):  # doubled backtick escapes one
-                j = query.find("`", j + 2)
-            if j < 0:
-                raise _Reject("unterminated `quoted name`")
-            value = query[i + 1 : j].replace("``", "`")
-            if _CONTROL.search(value) or "\n" in value or "\r" in value:
-                raise _Reject("control characters are not allowed in `quoted names`")
-            if "`" in value:  # engines disagree on doubled backticks (FalkorDB fails on them)
-                raise _Reject("a `quoted name` may not contain a backtick")
+            value, i = _quoted_name(query, i)
             tokens.append(Token("name", value, gap))
-            i = j + 1
         elif ch == "$":
             m = re.match(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\d+", query[i:])
             if not m:

@@ -65,6 +65,35 @@ def _match_entities(kg: KnowledgeGraph, names: Sequence[str], tids: np.ndarray, 
     return out
 
 
+def _relation_selection(
+    kg: KnowledgeGraph,
+    question: str,
+    offered: np.ndarray,
+    record: dict,
+    select_relations: SelectRelations,
+    score_relations: ScoreRelations,
+    max_relations: int,
+    fallback_relations: int,
+) -> np.ndarray:
+    """The relations of one round the LLM picked among those ``offered`` (recorded in ``record``).
+
+    Only the ``max_relations`` most question-like relations fit in a prompt; when the LLM names none of them
+    usably, the ``fallback_relations`` closest to the question are taken so the round still gathers triples.
+    """
+    if len(offered) > max_relations:
+        keep = np.argsort(-score_relations(question, offered), kind="stable")[:max_relations]
+        offered = offered[keep]
+    names = [kg.relations[r] for r in offered]
+    picked = select_relations(question, record["entities"], names)
+    chosen = _match_relations(kg, picked, offered)
+    record.update(offered=len(names), selected=[kg.relations[r] for r in chosen])
+    if not len(chosen):  # unusable answer: the relations closest to the question
+        order = np.argsort(-score_relations(question, offered), kind="stable")
+        chosen = offered[order[:fallback_relations]]
+        record["fallback_relations"] = [kg.relations[r] for r in chosen]
+    return chosen
+
+
 def agentic_traversal(
     kg: KnowledgeGraph,
     question: str,
@@ -97,17 +126,9 @@ def agentic_traversal(
         if not len(tids):
             break
         offered = unique_ints(kg.rels[tids].astype(np.int64))
-        if len(offered) > max_relations:  # only the most question-like relations fit in a prompt
-            keep = np.argsort(-score_relations(question, offered), kind="stable")[:max_relations]
-            offered = offered[keep]
-        names = [kg.relations[r] for r in offered]
-        picked = select_relations(question, record["entities"], names)
-        chosen = _match_relations(kg, picked, offered)
-        record.update(offered=len(names), selected=[kg.relations[r] for r in chosen])
-        if not len(chosen):  # unusable answer: the relations closest to the question
-            order = np.argsort(-score_relations(question, offered), kind="stable")
-            chosen = offered[order[:fallback_relations]]
-            record["fallback_relations"] = [kg.relations[r] for r in chosen]
+        chosen = _relation_selection(
+            kg, question, offered, record, select_relations, score_relations, max_relations, fallback_relations
+        )
         tids = tids[np.isin(kg.rels[tids], chosen)]
         tids = tids[~np.isin(tids, gathered)]
         if len(tids) > max_triples:

@@ -105,27 +105,7 @@ def reachable_patterns(
         pair_prefix, pair_entity = pair_key // n, pair_key % n
         out_prefix.append(pair_prefix)
         out_entity.append(pair_entity)
-    parents = np.concatenate(parent)
-    lasts = np.concatenate(last_rel)
-    levels = np.concatenate(level_of)
-    if not out_prefix:
-        empty = np.empty(0, np.int64)
-        return PatternReach(np.empty((0, width), np.int64), empty, empty, empty, truncated)
-    prefix_all = np.concatenate(out_prefix)
-    entity_all = np.concatenate(out_entity)
-    used, pattern_idx = np.unique(prefix_all, return_inverse=True)
-    lengths = levels[used]
-    patterns = np.full((len(used), width), -1, np.int64)
-    cur = used.copy()
-    for _ in range(width):  # walk each prefix back to the root, filling from its own end
-        active = levels[cur] > 0
-        pos = np.where(active, levels[cur] - 1, 0)
-        rows = np.flatnonzero(active)
-        patterns[rows, pos[rows]] = lasts[cur[rows]]
-        cur = np.where(active, parents[cur], cur)
-        if not active.any():
-            break
-    return PatternReach(patterns, lengths, pattern_idx.ravel(), entity_all, truncated)
+    return _spelled_reach(parent, last_rel, level_of, out_prefix, out_entity, width, truncated)
 
 
 def paths_to(
@@ -258,3 +238,40 @@ def weak_pattern_labels(
             masked = mask_topics(row["question"], [kg.entities[t] for t in topics])
             out.append((masked, tuple(labels), f1, hops is None))
     return out
+
+
+def _spelled_reach(
+    parent: list[np.ndarray],
+    last_rel: list[np.ndarray],
+    level_of: list[np.ndarray],
+    out_prefix: list[np.ndarray],
+    out_entity: list[np.ndarray],
+    width: int,
+    truncated: bool,
+) -> PatternReach:
+    """The reach of :func:`reachable_patterns` with every prefix id it reached spelled out as a relation row.
+
+    The walk numbers prefixes densely (parent prefix, last relation) so it never copies a pattern; only the
+    prefixes some entity reached are walked back to the root here, all at once.
+    """
+    parents = np.concatenate(parent)
+    lasts = np.concatenate(last_rel)
+    levels = np.concatenate(level_of)
+    if not out_prefix:
+        empty = np.empty(0, np.int64)
+        return PatternReach(np.empty((0, width), np.int64), empty, empty, empty, truncated)
+    prefix_all = np.concatenate(out_prefix)
+    entity_all = np.concatenate(out_entity)
+    used, pattern_idx = np.unique(prefix_all, return_inverse=True)
+    lengths = levels[used]
+    patterns = np.full((len(used), width), -1, np.int64)
+    cur = used.copy()
+    for _ in range(width):  # walk each prefix back to the root, filling from its own end
+        active = levels[cur] > 0
+        pos = np.where(active, levels[cur] - 1, 0)
+        rows = np.flatnonzero(active)
+        patterns[rows, pos[rows]] = lasts[cur[rows]]
+        cur = np.where(active, parents[cur], cur)
+        if not active.any():
+            break
+    return PatternReach(patterns, lengths, pattern_idx.ravel(), entity_all, truncated)
