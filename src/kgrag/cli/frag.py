@@ -9,23 +9,26 @@ import typer
 
 from kgrag.cli.common import JsonOpt, app, console, err_console, load_store, print_json
 
+DataOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--data", "-d", help='JSONL: {"question", "hops"?, "answers"?, "topic_entities"?} per line (repeatable).'
+    ),
+]
+FromResultsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--from-results",
+        help="FRAG-F: a `kgrag eval` results.jsonl; hop labels come from the evidence path the LLM's answer ends.",
+    ),
+]
+
 
 @app.command("frag-train")
 def frag_train(
     out: Annotated[Path, typer.Option("--out", "-o", help="Hop router model to write (.npz).")],
-    data: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--data", "-d", help='JSONL: {"question", "hops"?, "answers"?, "topic_entities"?} per line (repeatable).'
-        ),
-    ] = None,
-    from_results: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--from-results",
-            help="FRAG-F: a `kgrag eval` results.jsonl; hop labels come from the evidence path the LLM's answer ends.",
-        ),
-    ] = None,
+    data: DataOpt = None,
+    from_results: FromResultsOpt = None,
     only_correct: Annotated[
         bool, typer.Option(help="With --from-results: keep only questions whose answer was right.")
     ] = False,
@@ -70,6 +73,11 @@ def frag_train(
     if as_json:
         print_json(summary)
         return
+    _print_trained(summary, out, patterns_out)
+
+
+def _print_trained(summary: dict, out: Path, patterns_out: Path | None) -> None:
+    """What was trained (or why not) and the ``--set`` options that use it."""
     for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
         if "skipped" in summary.get(key, {}):
             console.print(f"  {name} not trained: {summary[key]['skipped']}")

@@ -6,7 +6,7 @@ import json
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -160,6 +160,42 @@ def eval_command(
     from kgrag.eval.datasets import load_datasets, select
     from kgrag.eval.report import write_report
     from kgrag.eval.runner import evaluate_method, summarise
+
+    names, classes, config = _methods_and_settings(method, settings)
+    kg = load_store(kg_dir)
+    examples = select(load_datasets(dataset), limit=limit, sample=sample, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    _fill_gold_answers(kg, examples)
+    model = None
+    if not retrieval_only and any(c.needs_llm for c in classes.values()):
+        model = open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
+    rows_by_method: dict[str, list] = {}
+    summary: dict[str, dict] = {}
+    metric = "answer_recall" if retrieval_only else "hit@1"
+    options = {"llm": model, "retrieval_only": retrieval_only, "workers": workers, "processes": processes}
+    for name in names:
+        with question_progress(name, len(examples), metric, disable=as_json) as on_result:
+            method_config = config_for(classes[name], config)
+            rows = evaluate_method(kg, name, examples, out, method_config=method_config, on_result=on_result, **options)
+        rows_by_method[name] = rows
+        summary[name] = summarise(rows)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    selection = (
+        f"sample {sample} per group (seed {seed})" if sample else (f"first {limit} per group" if limit else "all")
+    )
+    about = {"kg": str(kg_dir), "datasets": dataset, "llm": "none" if model is None else model.model_id}
+    report = write_report(out, rows_by_method, {**about, "retrieval_only": retrieval_only, "selection": selection})
+    check_llm_failures(rows_by_method)
+    if as_json:
+        print_json(summary)
+        return
+    console.print(_summary_table(summary))
+    console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
+
+
+def _methods_and_settings(method: str, settings: list[str] | None) -> tuple[list[str], dict[str, Any], dict]:
+    """``(names, classes by name, --set settings)`` of ``--method a,b``; an unknown method or a setting no named
+    method has is a usage error before anything runs."""
     from kgrag.methods import get as get_method
 
     names = [m.strip() for m in method.split(",") if m.strip()]
@@ -168,56 +204,21 @@ def eval_command(
     unknown = set(config) - {f for c in classes.values() for f in c.Config.model_fields}
     if unknown:
         raise typer.BadParameter(f"no method of {', '.join(names)} has setting(s): {', '.join(sorted(unknown))}")
-    kg = load_store(kg_dir)
-    examples = select(load_datasets(dataset), limit=limit, sample=sample, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
+    return names, classes, config
+
+
+def _fill_gold_answers(kg: Any, examples: list) -> None:
+    """Text2Cypher questions come with a gold query, not answers: run those on the KG's backend first."""
     if any("cypher" in ex.meta and not ex.answers for ex in examples):
         from kgrag.eval.runner import fill_gold_from_cypher
         from kgrag.graph.backends import open_cypher_backend
 
         ran = fill_gold_from_cypher(examples, open_cypher_backend(kg))
         err_console.print(f"gold answers from {ran}/{len(examples)} gold Cypher queries on the KG's backend")
-    model = None
-    if not retrieval_only and any(c.needs_llm for c in classes.values()):
-        model = open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
-    rows_by_method: dict[str, list] = {}
-    summary: dict[str, dict] = {}
-    metric = "answer_recall" if retrieval_only else "hit@1"
-    for name in names:
-        with question_progress(name, len(examples), metric, disable=as_json) as on_result:
-            rows = evaluate_method(
-                kg,
-                name,
-                examples,
-                out,
-                llm=model,
-                retrieval_only=retrieval_only,
-                workers=workers,
-                processes=processes,
-                method_config=config_for(classes[name], config),
-                on_result=on_result,
-            )
-        rows_by_method[name] = rows
-        summary[name] = summarise(rows)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
-    selection = (
-        f"sample {sample} per group (seed {seed})" if sample else (f"first {limit} per group" if limit else "all")
-    )
-    report = write_report(
-        out,
-        rows_by_method,
-        {
-            "kg": str(kg_dir),
-            "datasets": dataset,
-            "llm": "none" if model is None else model.model_id,
-            "retrieval_only": retrieval_only,
-            "selection": selection,
-        },
-    )
-    check_llm_failures(rows_by_method)
-    if as_json:
-        print_json(summary)
-        return
+
+
+def _summary_table(summary: dict[str, dict]) -> Table:
+    """One row per method: the headline metrics, cost and errors of ``summary.json``."""
     table = Table("method", "n", "hit@1", "hit", "f1", "answer_recall", "evidence", "LLM calls", "s/question", "errors")
     for name, s in summary.items():
         table.add_row(
@@ -229,5 +230,4 @@ def eval_command(
             f"{s.get('seconds_per_question', 0):.3f}",
             str(s.get("errors", 0)),
         )
-    console.print(table)
-    console.print(f"wrote {out / 'summary.json'} and {report}" + ("" if model is None else f" (LLM {model.model_id})"))
+    return table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -40,6 +41,24 @@ def methods(as_json: JsonOpt = False) -> None:
         console.print(f"[bold]{row['name']}[/bold]  {row['doc']}", highlight=False)
 
 
+AllowedHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        help="A name clients reach the server by (repeatable); other Host headers are refused (DNS rebinding). "
+        "localhost, 127.0.0.1, [::1] and --host are always allowed.",
+    ),
+]
+ServeSetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Method setting KEY=VALUE for every method that has it (repeatable). The only way to set what "
+        "names a file, model or host (router, embedder, cypher_backend...); clients may override the rest.",
+    ),
+]
+
+
 @app.command()
 def serve(
     kg_dir: KGDir,
@@ -52,26 +71,10 @@ def serve(
     timeout: Annotated[float, typer.Option(min=1, help="Seconds before a question gives up (504).")] = 300.0,
     workers: Annotated[int, typer.Option(min=1, help="Threads running methods.")] = 4,
     method: Annotated[str, typer.Option("--method", "-m", help="Method preselected in the web page.")] = "kaping",
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="A name clients reach the server by (repeatable); other Host headers are refused (DNS rebinding). "
-            "localhost, 127.0.0.1, [::1] and --host are always allowed.",
-        ),
-    ] = None,
-    settings: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="Method setting KEY=VALUE for every method that has it (repeatable). The only way to set what "
-            "names a file, model or host (router, embedder, cypher_backend...); clients may override the rest.",
-        ),
-    ] = None,
+    allowed_host: AllowedHostOpt = None,
+    settings: ServeSetOpt = None,
 ) -> None:
     """Serve the HTTP API and the web page for KG_DIR (needs the [serve] extra); prints the URL."""
-    import socket
-
     from kgrag.errors import MissingExtraError
     from kgrag.methods import get as get_method
 
@@ -96,15 +99,22 @@ def serve(
     )
     with err_console.status(f"loading {kg_dir}", spinner="dots"):
         service = create_app(load_store(kg_dir), config)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock = _bound_socket(host, port)
     shown = f"[{host}]" if ":" in host else host
     sys.stdout.write(f"kgrag serving {kg_dir} at http://{shown}:{sock.getsockname()[1]}/\n")  # one unwrapped line
     sys.stdout.flush()
     err_console.print(f"LLM {llm or 'default local model'} (loaded on the first question) · Ctrl+C stops")
     server = uvicorn.Server(uvicorn.Config(service, log_level="warning", timeout_graceful_shutdown=5))
     server.run(sockets=[sock])
+
+
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` before the server starts, so the URL printed has the real port (``--port
+    0``) and a taken port is a usage error rather than a traceback from inside uvicorn."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
