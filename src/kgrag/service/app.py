@@ -21,9 +21,8 @@ from pathlib import Path
 from kgrag.errors import MissingExtraError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.llm.base import LLM
+from kgrag.service import question_routes, read_routes
 from kgrag.service.guards import BodyLimit, HostCheck, allowed_host_names
-from kgrag.service.question_routes import question_router
-from kgrag.service.read_routes import read_router
 from kgrag.service.responses import ApiError, error_message, error_status, log
 from kgrag.service.state import ServiceConfig, ServiceState
 
@@ -93,6 +92,6 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    app.include_router(read_router(state))
-    app.include_router(question_router(state))
+    app.include_router(read_routes.router)
+    app.include_router(question_routes.router)
     return app
