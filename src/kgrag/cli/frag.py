@@ -45,8 +45,9 @@ def frag_train(
     """Train FRAG's hop router (and, with --kg, its pattern scorer); use with `--set router=… patterns=…`."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress
 
+    from kgrag.methods.frag.hop_labels import rows_from_results
     from kgrag.methods.frag.router import read_labelled
-    from kgrag.methods.frag.training import rows_from_results, train
+    from kgrag.methods.frag.training import train
 
     if (kg_dir is None) != (patterns_out is None):
         raise typer.BadParameter("--kg and --patterns-out go together")

@@ -30,11 +30,11 @@ from kgrag.eval.metrics import (
     exact_match,
     hit,
     hit_at_1,
-    normalize_answer,
     precision_recall_f1,
     rows_match,
 )
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.frag import hop_labels
 from kgrag.retrieval.graph_query import first_column_answers
 from kgrag.types import Evidence
 
@@ -57,21 +57,6 @@ SUMMARY_KEYS = (
     "completion_tokens",
     "seconds",
 )
-
-
-def answer_path_hops(predicted: Sequence[str], evidence: Sequence[Evidence]) -> int | None:
-    """Relation count of the first evidence path that ends at the first predicted answer (else None).
-
-    The LLM picked that path's endpoint, so its length is an LLM-verified hop label: FRAG-F retrains its
-    router on these (``kgrag frag-train --from-results``).
-    """
-    if not predicted:
-        return None
-    first = normalize_answer(predicted[0])
-    for ev in evidence:
-        if ev.relations and ev.entities and normalize_answer(ev.entities[-1]) == first:
-            return len(ev.relations)
-    return None
 
 
 def score_row(
@@ -106,7 +91,7 @@ def score_row(
         "answer_recall": answer_recall(entities, ex.answers),
         "evidence_triples": len(triple_ids) if triple_ids else len(evidence),
         "evidence_tokens": sum(len(ev.text.split()) for ev in evidence),
-        "answer_path_hops": answer_path_hops(predicted, evidence),
+        hop_labels.FIELD: hop_labels.answer_path_hops(predicted, evidence),
         "llm_calls": llm_calls,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,

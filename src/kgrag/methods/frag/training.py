@@ -3,12 +3,11 @@
 ``kgrag frag-train`` is a thin wrapper around :func:`train`. Labels come from the rows themselves
 (``hops``), from which relation pattern reaches a row's answers from its topic entities (weak labels,
 :func:`~kgrag.methods.frag.patterns.weak_pattern_labels`), or, for FRAG-F, from the evidence path an LLM's
-answer ended in a ``kgrag eval`` run (:func:`rows_from_results`).
+answer ended in a ``kgrag eval`` run (:func:`~kgrag.methods.frag.hop_labels.rows_from_results`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,24 +17,6 @@ import numpy as np
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.frag.patterns import weak_pattern_labels
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, RouterError, TextClassifier
-
-
-def rows_from_results(path: Path, *, only_correct: bool = False) -> list[dict[str, Any]]:
-    """Router rows from a ``kgrag eval`` results.jsonl: the hop count of the path the answer came from."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise RouterError(f"{path}: {exc.strerror or exc}") from None
-    rows = []
-    for lineno, line in enumerate(lines, 1):
-        try:
-            row = json.loads(line) if line.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise RouterError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
-        label = row.get("answer_path_hops")
-        if isinstance(label, int) and label > 0 and (row.get("hit") or not only_correct):
-            rows.append({"question": str(row["question"]), "hops": label, "answers": [], "topic_entities": []})
-    return rows
 
 
 def _fit(
