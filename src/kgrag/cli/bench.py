@@ -1,7 +1,7 @@
 """``kgrag bench SUITE``: methods over several (KG, question set) pairs from a suite file, one report.
 
-The suite logic (reading the file, building the KGs, running, the report) is :mod:`kgrag.eval.suite`; this
-command parses options, shows progress and prints the side-by-side table.
+The suite logic (reading the file, building the KGs, running, the report) is :mod:`kgrag.eval.suite` and the
+modules it names; this command parses options, shows progress and prints the side-by-side table.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -28,6 +28,9 @@ from kgrag.cli.common import (
     print_json,
     question_progress,
 )
+
+if TYPE_CHECKING:
+    from kgrag.eval.suite import RunOptions, Suite, SuiteResult
 
 
 @app.command()
@@ -61,31 +64,20 @@ def bench(
 ) -> None:
     """Run a benchmark suite: writes OUT/report.md (a table per KG and per group, cost, time, plots),
     OUT/summary.json and OUT/<kg>/<method>/results.jsonl. A re-run over the same OUT resumes."""
-    from kgrag.eval.suite import RunOptions, find_suite, load_suite, run_suite
-    from kgrag.eval.suite_report import main_metric
-    from kgrag.methods import get as get_method
+    from kgrag.eval.suite import RunOptions, find_suite, load_suite
 
     if limit is not None and sample is not None:
         raise typer.BadParameter("give --limit or --sample, not both")
-    suite_path = find_suite(suite)
-    loaded = load_suite(suite_path, data_dir=data.resolve() if data is not None else None)
+    loaded = load_suite(find_suite(suite), data_dir=data.resolve() if data is not None else None)
     names = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
-    for name in names or []:
-        get_method(name)  # an unknown name fails before any KG is built
-    chosen = names or list(dict.fromkeys(m for entry in loaded.kgs for m in entry.methods))
-    config = parse_settings(settings)
-    unknown = set(config) - {f for name in chosen for f in get_method(name).Config.model_fields}
-    if unknown:
-        raise typer.BadParameter(f"no method of {', '.join(chosen)} has setting(s): {', '.join(sorted(unknown))}")
+    chosen = _chosen_methods(loaded, names)
+    config = _checked_settings(settings, chosen)
     out = out or Path("bench-out") / loaded.name
-    model = None
-    if not retrieval_only and any(get_method(name).needs_llm for name in chosen):
-        model = open_llm(llm, cache=cache or out / "llm-cache.sqlite", timeout=llm_timeout)
     options = RunOptions(
         out=out,
         methods=names,
         settings=config,
-        llm=model,
+        llm=None if retrieval_only else _llm_if_needed(chosen, llm, cache or out / "llm-cache.sqlite", llm_timeout),
         retrieval_only=retrieval_only,
         limit=limit,
         sample=sample,
@@ -95,26 +87,74 @@ def bench(
         kg_cache=kg_cache,
         only=[k.strip() for k in only.split(",") if k.strip()] if only else None,
     )
-    metric = main_metric(retrieval_only)
-
-    def progress(label: str, total: int) -> AbstractContextManager[Callable[[dict[str, Any]], None]]:
-        return question_progress(label, total, metric, disable=as_json)
-
-    def status(text: str) -> AbstractContextManager[Any]:
-        return err_console.status(text, spinner="dots") if not as_json else nullcontext()
-
-    result = run_suite(loaded, options, progress=progress, status=status)
-    check_llm_failures({f"{r.entry.name}/{m}": rows for r in result.kgs for m, rows in r.rows_by_method.items()})
+    result = _run(loaded, options, quiet=as_json)
     if as_json:
         print_json(result.to_json())
         return
+    console.print(_table(result))
+    console.print(f"wrote {out / 'report.md'} and {out / 'summary.json'} ({result.seconds:.0f} s)")
+
+
+def _llm_if_needed(chosen: list[str], llm: str | None, cache: Path, timeout: float | None) -> Any:
+    """The LLM, opened only when a chosen method calls one: a retrieval-only suite needs no model or key."""
+    from kgrag.methods import get as get_method
+
+    if any(get_method(name).needs_llm for name in chosen):
+        return open_llm(llm, cache=cache, timeout=timeout)
+    return None
+
+
+def _run(loaded: Suite, options: RunOptions, *, quiet: bool) -> SuiteResult:
+    """Run the suite with a progress bar per (KG, method) and a spinner over slow set-up (neither with
+    ``--json``, whose output is the summary alone); stop with an error when LLM calls failed."""
+    from kgrag.eval.suite import run_suite
+    from kgrag.eval.suite_report import main_metric
+
+    metric = main_metric(options.retrieval_only)
+
+    def progress(label: str, total: int) -> AbstractContextManager[Callable[[dict[str, Any]], None]]:
+        return question_progress(label, total, metric, disable=quiet)
+
+    def status(text: str) -> AbstractContextManager[Any]:
+        return err_console.status(text, spinner="dots") if not quiet else nullcontext()
+
+    result = run_suite(loaded, options, progress=progress, status=status)
+    check_llm_failures({f"{r.entry.name}/{m}": rows for r in result.kgs for m, rows in r.rows_by_method.items()})
+    return result
+
+
+def _chosen_methods(loaded: Suite, names: list[str] | None) -> list[str]:
+    """The methods that will run: ``--methods`` (each name checked before any KG is built), else every
+    method the suite names."""
+    from kgrag.methods import get as get_method
+
+    for name in names or []:
+        get_method(name)  # an unknown name fails before any KG is built
+    return names or list(dict.fromkeys(m for entry in loaded.kgs for m in entry.methods))
+
+
+def _checked_settings(settings: list[str] | None, chosen: list[str]) -> dict[str, Any]:
+    """``--set`` values; a key no chosen method has is a typo, refused rather than silently ignored."""
+    from kgrag.methods import get as get_method
+
+    config = parse_settings(settings)
+    unknown = set(config) - {f for name in chosen for f in get_method(name).Config.model_fields}
+    if unknown:
+        raise typer.BadParameter(f"no method of {', '.join(chosen)} has setting(s): {', '.join(sorted(unknown))}")
+    return config
+
+
+def _table(result: SuiteResult) -> Table:
+    """The side-by-side table: the main metric of every method on every KG."""
+    from kgrag.eval.suite_report import main_metric
+
+    metric = main_metric(result.options.retrieval_only)
     shown = list(dict.fromkeys(m for r in result.kgs for m in r.summary))
-    table = Table("KG", "n", *shown, title=f"{metric} ({options.selection})")
+    table = Table("KG", "n", *shown, title=f"{metric} ({result.options.selection})")
     for r in result.kgs:
         n = max((s.get("n", 0) for s in r.summary.values()), default=0)
         table.add_row(r.entry.name, str(n), *(_cell(r.summary.get(m), metric) for m in shown))
-    console.print(table)
-    console.print(f"wrote {out / 'report.md'} and {out / 'summary.json'} ({result.seconds:.0f} s)")
+    return table
 
 
 def _cell(summary: dict[str, Any] | None, metric: str) -> str:
