@@ -17,6 +17,7 @@ from kgrag.cli import bench as _bench  # noqa: F401
 from kgrag.cli import stores as _stores  # noqa: F401
 from kgrag.cli import models as _models  # noqa: F401
 from kgrag.cli import frag as _frag  # noqa: F401
+from kgrag.cli import adapt as _adapt  # noqa: F401
 from kgrag.cli import service as _service  # noqa: F401
 
 # isort: on

@@ -46,7 +46,7 @@ _ARRAYS = ("heads", "rels", "tails", "out_indptr", "in_indptr", "in_edges")
 _NAME_FILES = ("entities.txt", "relations.txt")
 # Subdirectories other components derive from a store (Ladybug database, embedding caches, property-graph
 # tables) and kgrag's own hidden temp directories: a store holding anything else has user files in it.
-DERIVED = frozenset({"ladybug", "embeddings", "property_graph"})
+DERIVED = frozenset({"ladybug", "embeddings", "property_graph", "adapted"})
 _HIDDEN = tuple(f".{name}." for name in DERIVED)  # their temp and set-aside copies: .ladybug.tmp-x, ...
 _OLD_INFIX = ".old-"
 log = logging.getLogger("kgrag.store")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from kgrag.errors import MissingExtraError
-from kgrag.models.embeddings.base import Embedder
+from kgrag.models.embeddings.base import Embedder, l2_normalise
 
 _DTYPES = {"F16": np.float16, "F32": np.float32, "F64": np.float64}
 
@@ -57,6 +57,17 @@ class StaticEmbedder(Embedder):
         self._unk = -1 if unk is None else unk
         self.dim = int(self._vectors.shape[1])
         self.id = f"static-{model_dir.name}"
+
+    def vocabulary(self) -> tuple[list[str], np.ndarray]:
+        """The model's whole-word tokens (alphabetic, no ``##`` pieces) and their unit vectors, in token order.
+
+        A word's vector is exactly what :meth:`encode` gives for the word alone, so the words nearest to a
+        phrase are a free thesaurus: ``kgrag adapt`` words questions about "cast member" with "actors" too.
+        """
+        vocab = self._tokenizer.get_vocab()
+        pairs = sorted((i, w) for w, i in vocab.items() if w.isalpha() and w.isascii() and i != self._unk)
+        ids = np.array([i for i, _ in pairs], dtype=np.int64)
+        return [w for _, w in pairs], l2_normalise(self._vectors[ids])
 
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts, add_special_tokens=False)

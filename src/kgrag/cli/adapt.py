@@ -1,0 +1,107 @@
+"""`kgrag adapt`: train FRAG's router and pattern scorer for a KG from the KG alone (methods/frag/adapt.py)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kgrag.cli.common import JsonOpt, KGDir, LLMOpt, LLMTimeoutOpt, app, console, err_console, load_store, print_json
+
+
+class _Bars:
+    """One rich progress bar per stage of :func:`kgrag.methods.frag.adapt.adapt`."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.task: Any = None
+
+    def stage(self, name: str, total: int | None) -> None:
+        if self.task is not None:  # the previous stage is over even if it did less than planned
+            self.progress.update(self.task, total=self.progress.tasks[-1].completed)
+        self.task = self.progress.add_task(name, total=total)
+
+    def advance(self, steps: int = 1) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task, steps)
+
+
+@app.command()
+def adapt(
+    kg_dir: KGDir,
+    questions: Annotated[
+        int, typer.Option("--questions", "-n", min=9, help="Template questions to sample (split over 1-3 hops).")
+    ] = 6000,
+    seed: Annotated[int, typer.Option(help="Seed of sampling, wording and the validation split.")] = 0,
+    max_answers: Annotated[
+        int, typer.Option(min=1, help="Skip a pattern that reaches more entities than this from its start.")
+    ] = 20,
+    describe: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Relations (most frequent first) the LLM phrases, one call each; default 40 with --llm, else 0.",
+        ),
+    ] = None,
+    paraphrases: Annotated[
+        int, typer.Option(min=0, help="Template questions the LLM rewords, one call each (default none).")
+    ] = 0,
+    llm: LLMOpt = None,
+    llm_timeout: LLMTimeoutOpt = None,
+    cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Train FRAG's hop router and pattern scorer for KG_DIR from questions made from the KG itself.
+
+    Samples relation paths of 1-3 hops, writes a question for each from the relation names (with --llm, the
+    LLM also phrases the relations and can reword questions), trains both classifiers and stores them in
+    KG_DIR/adapted/; frag uses them on this KG by default. A run replaces the previous one only when it
+    succeeds.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kgrag.cli.common import open_llm
+    from kgrag.methods.frag.adapt import AdaptSettings
+    from kgrag.methods.frag.adapt import adapt as run_adapt
+
+    n_describe = describe if describe is not None else (40 if llm else 0)
+    settings = AdaptSettings(
+        questions=questions, seed=seed, max_answers=max_answers, describe=n_describe, paraphrases=paraphrases
+    )
+    kg = load_store(kg_dir)
+    model = None
+    if n_describe or paraphrases:
+        with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
+            model = open_llm(llm, cache=cache, timeout=llm_timeout)
+    with Progress(
+        TextColumn("{task.description:<20}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=as_json,
+    ) as progress:
+        record = run_adapt(kg, settings, llm=model, progress=_Bars(progress))
+    if as_json:
+        print_json(record)
+        return
+    counts, seconds = record["counts"], record["seconds"]
+    by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
+    console.print(
+        f"[green]✓[/green] {counts['questions']:,} synthetic questions ({by_hops} by hop count; "
+        f"{counts['paraphrases']:,} LLM paraphrases, {counts['relations_phrased_by_llm']} relations phrased by the "
+        f"LLM) over {counts['patterns']:,} relation patterns from {counts['start_entities']:,} entities"
+    )
+    for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
+        part = record.get(key) or {}
+        if "skipped" in part:
+            console.print(f"  {name} not trained: {part['skipped']}")
+        elif part:
+            console.print(
+                f"[green]✓[/green] {name}: {part['labels']:,} labels, validation accuracy on synthetic questions "
+                f"{part['validation_accuracy']}"
+            )
+    target = Path(kg.store_path or kg_dir) / "adapted"
+    console.print(f"  → {target}  ({seconds['total']:.0f} s); frag uses it on this KG from now on")

@@ -1,0 +1,223 @@
+"""`kgrag adapt`: synthetic questions from a KG, FRAG's classifiers trained on them and stored with the KG.
+
+Plumbing and contracts only (what is written where, with which checksum, atomically); how well adapted models
+route real questions is measured on MetaQA and the WebQSP proxy (see the #24 report), not here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from kgrag.errors import KGStoreError
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.store import check_replaceable, load_kg, save_kg
+from kgrag.methods.frag import adapt as adapt_module
+from kgrag.methods.frag.adapt import (
+    AdaptError,
+    AdaptSettings,
+    SyntheticQuestion,
+    adapt,
+    read_paraphrases,
+    read_relation_description,
+    sample_questions,
+)
+from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
+from kgrag.methods.frag.synthetic import QuestionWriter, RelationLexicon, humanise, plural, verb_forms
+from kgrag.models.llm.scripted import ScriptedLLM
+from tests.conftest import run_cli
+
+GENRES = ["Drama", "Comedy", "Western", "Horror", "Musical", "Thriller"]
+
+
+def _film_triples(seed: int = 0) -> list[tuple[str, str, str]]:
+    """A small film KG with a user's own relation names (spaces, no namespaces)."""
+    rng = random.Random(seed)
+    directors = [f"Director {chr(65 + i)}{chr(97 + j)}" for i in range(6) for j in range(4)]
+    actors = [f"Actor {chr(65 + i)}{chr(97 + j)}" for i in range(8) for j in range(6)]
+    triples = []
+    for i in range(90):
+        film = f"Film Number {i}"
+        triples.append((film, "director", rng.choice(directors)))
+        for actor in rng.sample(actors, 3):
+            triples.append((film, "cast member", actor))
+        triples.append((film, "genre", rng.choice(GENRES)))
+        triples.append((film, "release year", str(1950 + rng.randrange(40))))
+    return triples
+
+
+@pytest.fixture
+def store(tmp_path):
+    return save_kg(KnowledgeGraph.from_triples(_film_triples()), tmp_path / "films")
+
+
+SMALL = AdaptSettings(questions=360, max_answers=25)
+
+
+def test_relation_names_read_as_english():
+    assert humanise("film.film.genre").words == "genre" and humanise("film.film.genre").subject_type == "film"
+    assert humanise("directed_by").agentive and humanise("directed_by").words == "directed by"
+    assert humanise("castMember").words == "cast member"
+    assert humanise("has_genre").words == "genre"
+    assert humanise("people.person.spouse_s").words == "spouses"
+    assert plural("country") == "countries" and plural("genre") == "genres" and plural("box") == "boxes"
+    words = {"direct", "directed", "create", "created", "member"}
+    assert verb_forms(humanise("director"), words) == ("directed", "directed", "direct")
+    assert verb_forms(humanise("creator"), words) == ("created", "created", "create")
+    assert verb_forms(humanise("cast member"), words) is None  # "membed" is not a word
+    assert verb_forms(humanise("screenwriter"), words)[1] == "written"
+
+
+def test_question_writer_keeps_the_topic_bracketed_and_names_each_relation():
+    lexicons = [RelationLexicon(humanise(r)) for r in ("director", "genre")]
+    writer = QuestionWriter(lexicons, np.random.default_rng(0))
+    for pattern in ([0], [2], [0, 2], [0, 2, 1], [2, 0, 3]):
+        for _ in range(20):
+            question = writer.write("Heat", pattern)
+            assert question.count("[Heat]") == 1 and "{" not in question
+            assert mask_topics(question, ["Heat"]).count("ENT") == 1
+
+
+def test_sampled_questions_are_answered_by_their_pattern(store):
+    kg = load_kg(store)
+    questions = sample_questions(kg, SMALL)
+    assert {q.hops for q in questions} == {1, 2, 3}
+    assert len(questions) == SMALL.questions
+    assert {q.pattern.split(">")[0] for q in questions if q.hops == 1} >= {"director", "cast member_inv", "genre"}
+    rng = random.Random(1)
+    from kgrag.methods.frag.patterns import reachable_patterns
+
+    for q in rng.sample(questions, 20):
+        start = kg.entity_id(q.topic)
+        reach = reachable_patterns(kg, [start], q.hops, hub_degree=SMALL.hub_degree)
+        labels = [
+            ">".join(
+                kg.relations[p % kg.num_relations] + ("_inv" if p >= kg.num_relations else "") for p in row if p >= 0
+            )
+            for row in reach.patterns
+        ]
+        ends = {kg.entities[e] for e in reach.endpoints(labels.index(q.pattern))}
+        assert set(q.answers) == ends and 1 <= len(q.answers) <= SMALL.max_answers
+        assert f"[{q.topic}]" in q.question
+    # r > r_inv > r walks back to where the first hop went: not a 3-hop question
+    for q in questions:
+        hops = q.pattern.split(">")
+        assert not any(
+            hops[i + 2] == hops[i] and hops[i + 1] in (hops[i] + "_inv", hops[i].removesuffix("_inv"))
+            for i in range(len(hops) - 2)
+        )
+
+
+def test_adapt_writes_both_models_for_this_kg(store):
+    kg = load_kg(store)
+    record = adapt(kg, SMALL)
+    target = store / "adapted"
+    router, patterns = HopRouter.load(target / "frag_router.npz"), PatternClassifier.load(target / "frag_patterns.npz")
+    assert router.trained_for(kg.checksum) and patterns.trained_for(kg.checksum)
+    assert (
+        router.provenance["questions"].startswith("kgrag adapt: ")
+        and "synthetic questions" in router.provenance["questions"]
+    )
+    saved = json.loads((target / "adapt.json").read_text())
+    assert saved == record and saved["kg_checksum"] == kg.checksum
+    assert set(saved["files"]) == {"frag_router.npz", "frag_patterns.npz", "questions.jsonl"}
+    assert saved["counts"]["by_hops"] == {"1": 240, "2": 240, "3": 240}  # each template also with unseen words
+    assert saved["router"]["out"] == str(target / "frag_router.npz")
+    # the router separates the hop counts of synthetic questions it was not trained on
+    fresh = sample_questions(kg, AdaptSettings(questions=300, max_answers=25, seed=7))
+    accuracy = router.accuracy([q.question for q in fresh], [q.hops for q in fresh])
+    assert accuracy >= 0.6, accuracy  # chance: 1/3
+
+
+def test_rerunning_replaces_the_models_atomically(store, monkeypatch):
+    kg = load_kg(store)
+    first = adapt(kg, SMALL)
+    second = adapt(kg, AdaptSettings(questions=360, max_answers=25, seed=3))
+    assert second["settings"]["seed"] == 3 and json.loads((store / "adapted" / "adapt.json").read_text()) == second
+    assert first["files"] != second["files"]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("training failed half-way")
+
+    monkeypatch.setattr(adapt_module, "train", broken)
+    with pytest.raises(RuntimeError):
+        adapt(kg, SMALL)
+    assert json.loads((store / "adapted" / "adapt.json").read_text()) == second  # the previous run stays
+    assert sorted(p.name for p in store.iterdir() if "adapted" in p.name) == ["adapted"]  # no temp left behind
+
+
+def test_a_store_with_adapted_models_can_be_replaced_and_stays_safe(store):
+    adapt(load_kg(store), SMALL)
+    check_replaceable(store)  # "adapted" is kgrag's own: re-ingest may replace the store
+    save_kg(KnowledgeGraph.from_triples(_film_triples(seed=1)), store)
+    assert not (store / "adapted").exists()  # models of the old KG go with it
+    (store / "notes.txt").write_text("mine")
+    with pytest.raises(KGStoreError):
+        check_replaceable(store)
+
+
+def test_adapt_needs_a_stored_kg_and_enough_questions(store):
+    with pytest.raises(AdaptError):
+        adapt(KnowledgeGraph.from_triples(_film_triples()), SMALL)
+    with pytest.raises(AdaptError):
+        adapt(load_kg(store), AdaptSettings(questions=3))
+    with pytest.raises(AdaptError):
+        adapt(load_kg(store), AdaptSettings(questions=300, paraphrases=5))  # no LLM
+
+
+def test_llm_replies_are_read_defensively():
+    q = SyntheticQuestion("what is the director of [Heat]", 1, "director", "Heat", ["Michael Mann"])
+    reply = "<paraphrases>\n1. Who directed Heat?\n- Who made [Heat]? Michael Mann\nwho is it\n[Heat] [Alien]\n"
+    assert read_paraphrases(reply, q) == ["Who directed [Heat]?"]
+    assert read_paraphrases("", q) == [] and read_paraphrases("<paraphrases></paraphrases>", q) == []
+    lexicon = RelationLexicon(humanise("director"))
+    reply = (
+        "<subjects>films</subjects>\n<ask_object>who directed {S}?\nwho directed {O}\n</ask_object>"
+        "<ask_subject>which films did {O} direct?\n{S} and {O}</ask_subject>"
+        "<object_phrase>the director of {S}</object_phrase><subject_phrase>the films {o} directed</subject_phrase>"
+    )
+    assert read_relation_description(reply, lexicon)
+    assert lexicon.forward_questions == ["who directed {x}?"]
+    assert lexicon.inverse_questions == ["which films did {x} direct?"]
+    assert lexicon.forward_phrases == ["the director of {x}"] and lexicon.inverse_phrases == ["the films {x} directed"]
+    assert lexicon.subject_types == ["films"]
+    assert not read_relation_description("I cannot help with that.", RelationLexicon(humanise("genre")))
+
+
+def test_adapt_with_a_scripted_llm_phrases_relations_and_adds_paraphrases(store):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "adapt_relation",
+                    "response": "<subjects>films</subjects><ask_object>what about {S}</ask_object>"
+                    "<ask_subject>which films have {O}</ask_subject><object_phrase>the one of {S}</object_phrase>"
+                    "<subject_phrase>the films with {O}</subject_phrase>",
+                },
+                {
+                    "prompt": "adapt_paraphrase",
+                    "match": r"\[([^\]]+)\]",
+                    "response": "<paraphrases>tell me about it</paraphrases>",
+                },
+            ]
+        }
+    )
+    record = adapt(load_kg(store), AdaptSettings(questions=360, max_answers=25, describe=2, paraphrases=4), llm=llm)
+    assert record["counts"]["relations_phrased_by_llm"] == 2 and record["counts"]["relation_calls"] == 2
+    assert record["counts"]["paraphrase_calls"] == 4 and record["counts"]["paraphrases"] == 0  # no [topic]: rejected
+    assert "LLM-phrased relations" in record["questions_source"] and record["llm"] == llm.model_id
+
+
+def test_adapt_cli(store, tmp_path):
+    proc = run_cli("adapt", str(store), "--questions", "360", "--max-answers", "25", "--json")
+    record = json.loads(proc.stdout)
+    assert record["kg_checksum"] == load_kg(store).checksum and (store / "adapted" / "frag_router.npz").exists()
+    bad = run_cli("adapt", str(tmp_path / "nowhere"), ok=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "nowhere" in bad.stderr
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    bad = run_cli("adapt", str(folder), ok=False)
+    assert bad.returncode == 2 and "not a kgrag KG store" in bad.stderr
