@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ from kgrag.methods.frag.adapt import (
 )
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
 from kgrag.methods.frag.synthetic import QuestionWriter, RelationLexicon, humanise, plural, verb_forms
-from kgrag.models.llm.scripted import ScriptedLLM
+from kgrag.models.llm.base import LLM, Generation
 from tests.conftest import run_cli
 
 GENRES = ["Drama", "Comedy", "Western", "Horror", "Musical", "Thriller"]
@@ -175,40 +176,43 @@ def test_llm_replies_are_read_defensively():
     assert read_paraphrases("", q) == [] and read_paraphrases("<paraphrases></paraphrases>", q) == []
     lexicon = RelationLexicon(humanise("director"))
     reply = (
-        "<subjects>films</subjects>\n<ask_object>who directed {S}?\nwho directed {O}\n</ask_object>"
-        "<ask_subject>which films did {O} direct?\n{S} and {O}</ask_subject>"
-        "<object_phrase>the director of {S}</object_phrase><subject_phrase>the films {o} directed</subject_phrase>"
+        "<kind>films</kind>\n<ask_object>who directed Heat?\nwho directed Heat, Michael Mann?\n</ask_object>"
+        "<ask_subject>which films did michael mann direct?\nHeat and Michael Mann</ask_subject>"
+        "<object_phrase>the director of Heat\n{S}</object_phrase><subject_phrase>the films Michael Mann directed"
     )
-    assert read_relation_description(reply, lexicon)
-    assert lexicon.forward_questions == ["who directed {x}?"]
-    assert lexicon.inverse_questions == ["which films did {x} direct?"]
+    assert read_relation_description(reply, lexicon, "Heat", "Michael Mann")
+    assert lexicon.forward_questions == ["who directed {x}"]  # the line that names the answer is dropped
+    assert lexicon.inverse_questions == ["which films did {x} direct"]
     assert lexicon.forward_phrases == ["the director of {x}"] and lexicon.inverse_phrases == ["the films {x} directed"]
     assert lexicon.subject_types == ["films"]
-    assert not read_relation_description("I cannot help with that.", RelationLexicon(humanise("genre")))
-
-
-def test_adapt_with_a_scripted_llm_phrases_relations_and_adds_paraphrases(store):
-    llm = ScriptedLLM(
-        {
-            "rules": [
-                {
-                    "prompt": "adapt_relation",
-                    "response": "<subjects>films</subjects><ask_object>what about {S}</ask_object>"
-                    "<ask_subject>which films have {O}</ask_subject><object_phrase>the one of {S}</object_phrase>"
-                    "<subject_phrase>the films with {O}</subject_phrase>",
-                },
-                {
-                    "prompt": "adapt_paraphrase",
-                    "match": r"\[([^\]]+)\]",
-                    "response": "<paraphrases>tell me about it</paraphrases>",
-                },
-            ]
-        }
+    assert not read_relation_description(
+        "I cannot help with that.", RelationLexicon(humanise("genre")), "Heat", "Crime"
     )
+
+
+class _EchoLLM(LLM):
+    """Answers ``adapt_relation`` with a question about the fact's subject, and every paraphrase request with a
+    line that drops the entity (plumbing only)."""
+
+    model_id = "echo"
+
+    def _generate(self, messages, params) -> Generation:
+        facts = re.findall(r'One of its facts: "([^"]+)"', messages[-1]["content"])  # the prompt's example first
+        if facts:
+            return Generation(f"<kind>films</kind><ask_object>what about {facts[-1]}</ask_object>", 1, 1)
+        return Generation("<paraphrases>tell me about it</paraphrases>", 1, 1)
+
+
+def test_adapt_with_an_llm_phrases_relations_and_checks_paraphrases(store):
+    llm = _EchoLLM()
     record = adapt(load_kg(store), AdaptSettings(questions=360, max_answers=25, describe=2, paraphrases=4), llm=llm)
     assert record["counts"]["relations_phrased_by_llm"] == 2 and record["counts"]["relation_calls"] == 2
     assert record["counts"]["paraphrase_calls"] == 4 and record["counts"]["paraphrases"] == 0  # no [topic]: rejected
-    assert "LLM-phrased relations" in record["questions_source"] and record["llm"] == llm.model_id
+    assert "LLM-phrased relations" in record["questions_source"] and record["llm"] == "echo"
+    phrasings = record["relation_phrasings"]
+    assert len(phrasings) == 2 and all(p["ask_object"] == ["what about {x}"] for p in phrasings.values())
+    questions = [json.loads(line)["question"] for line in (store / "adapted" / "questions.jsonl").open()]
+    assert any(q.startswith("what about [") for q in questions)
 
 
 def test_adapt_cli(store, tmp_path):

@@ -82,7 +82,8 @@ class AdaptSettings:
     describe: int = 0  # relations (most frequent first) an LLM phrases (one call each)
     paraphrases: int = 0  # template questions an LLM rewords (one call each)
     rewordings: int = 2  # rewordings asked for per call
-    unseen_words: float = 0.5  # share of content words made unknown in a second copy of each question (0: none)
+    unseen_words: float = 0.8  # share of content words made unknown in a second copy of each question (0: none)
+    max_pattern_labels: int = 400  # the pattern scorer learns the most frequent patterns only
     validation: float = 0.2  # share of the synthetic questions held back to report accuracy
     seed: int = 0
 
@@ -223,6 +224,7 @@ def _ask_from(
     ok &= (named_ends >= 1) & (named_ends <= settings.max_answers)
     questions: list[SyntheticQuestion] = []
     topic = kg.entities[start]
+    index = {tuple(int(p) for p in row if p >= 0): k for k, row in enumerate(reach.patterns)}
     for k in rng.permutation(np.flatnonzero(ok)):
         if len(questions) >= settings.per_start:
             break
@@ -234,7 +236,9 @@ def _ask_from(
         ends = reach.endpoints(int(k))
         answers = sorted({kg.entities[e] for e in ends[cand.named[ends]]})
         directed_ids = [int(p) for p in pattern if p >= 0]
-        questions.append(SyntheticQuestion(writer.write(topic, directed_ids), hops, label, topic, answers))
+        # the entities a prefix of the pattern reaches: unnamed ones are not worded (see QuestionWriter.write)
+        unnamed = [not cand.named[reach.endpoints(index[tuple(directed_ids[:j])])].any() for j in range(1, hops)]
+        questions.append(SyntheticQuestion(writer.write(topic, directed_ids, unnamed), hops, label, topic, answers))
     return questions
 
 
@@ -272,48 +276,78 @@ def relation_lexicons(kg: KnowledgeGraph) -> list[RelationLexicon]:
     return [RelationLexicon(p, s, verb=verb_forms(p, known)) for p, s in zip(phrases, synonyms)]
 
 
-def _examples(kg: KnowledgeGraph, relation: int, named: np.ndarray, rng: np.random.Generator, k: int = 3) -> str:
-    """Up to ``k`` facts of ``relation`` between named entities, "subject → object" a line."""
+def _facts(
+    kg: KnowledgeGraph, relation: int, named: np.ndarray, hub_degree: int, rng: np.random.Generator, k: int = 3
+) -> list[tuple[str, str]]:
+    """Up to ``k`` (subject, object) names of ``relation``'s facts for the LLM to write about.
+
+    Drawn from the best-connected facts short of hubs (a model has heard of well-connected entities, so it
+    knows what "Heat" is), names of several words first (a one-word name such as "2012" is the one most
+    likely shared by unrelated things), neither name inside the other (each must be found again in the
+    model's lines).
+    """
+    degree = np.diff(kg.out_indptr).astype(np.int64) + np.diff(kg.in_indptr)
     tids = np.flatnonzero(kg.rels == relation)
-    tids = tids[named[kg.heads[tids]] & named[kg.tails[tids]]]
-    picked = rng.choice(tids, min(k, len(tids)), replace=False) if len(tids) else []
-    return "\n".join(f"{kg.entities[kg.heads[t]]} → {kg.entities[kg.tails[t]]}" for t in picked)
+    heads, tails = kg.heads[tids], kg.tails[tids]
+    ok = named[heads] & named[tails] & (degree[heads] <= hub_degree) & (degree[tails] <= hub_degree)
+    tids = tids[ok]
+    tids = tids[np.argsort(-(degree[kg.heads[tids]] + degree[kg.tails[tids]]), kind="stable")[: 100 * k]]
+    candidates = []
+    for t in tids:
+        subject, obj = kg.entities[kg.heads[t]], kg.entities[kg.tails[t]]
+        if subject.lower() in obj.lower() or obj.lower() in subject.lower() or max(len(subject), len(obj)) > 60:
+            continue
+        candidates.append((-(" " in subject) - (" " in obj), float(rng.random()), subject, obj))
+    facts: list[tuple[str, str]] = []
+    used: set[str] = set()
+    for _, _, subject, obj in sorted(candidates):
+        if subject not in used and obj not in used:
+            facts.append((subject, obj))
+            used.update((subject, obj))
+        if len(facts) == k:
+            break
+    return facts
 
 
-def _slot_lines(text: str | None, own: str, other: str, limit: int) -> list[str]:
-    """Lines that hold the slot ``own`` exactly once and not ``other``, the slot written as ``{x}``."""
+def _slot_lines(text: str | None, name: str, answer: str, limit: int) -> list[str]:
+    """Lines that mention ``name`` (written as the slot ``{x}``) and not ``answer``: templates from the model's
+    questions about one fact."""
     from kgrag.prompts.tags import split_items
 
     kept: list[str] = []
+    pattern = re.compile(re.escape(name.strip()), re.IGNORECASE)
     for line in split_items(text):
-        line = " ".join(line.replace("{" + own.lower() + "}", "{" + own + "}").split())
-        if line.count("{" + own + "}") != 1 or "{" + other + "}" in line or "{" + other.lower() + "}" in line:
+        line = " ".join(line.strip().strip('"').split())
+        if len(pattern.findall(line)) != 1 or answer.strip().lower() in line.lower() or len(line) > 150:
             continue
-        rest = line.replace("{" + own + "}", "")
-        if "{" in rest or "}" in rest or "[" in rest or len(rest.split()) < 1 or len(line) > 120:
+        if any(c in line for c in "{}[]<>"):
             continue
-        line = line.replace("{" + own + "}", SLOT).rstrip(" ?.!") + ("?" if line.rstrip().endswith("?") else "")
-        if line not in kept:
-            kept.append(line)
+        template = pattern.sub(SLOT, line).rstrip(" ?.!")
+        if len(template.replace(SLOT, "").split()) >= 2 and template not in kept:
+            kept.append(template)
     return kept[:limit]
 
 
-def read_relation_description(text: str, lexicon: RelationLexicon) -> bool:
-    """Add what an ``adapt_relation`` reply says about a relation to ``lexicon``; False when it said nothing
-    usable (wrong tags, placeholders missing or mixed up)."""
+def read_relation_description(text: str, lexicon: RelationLexicon, subject: str, obj: str) -> bool:
+    """Add what an ``adapt_relation`` reply says about a relation, shown through the fact (``subject``,
+    ``obj``), to ``lexicon``; False when it said nothing usable (wrong tags, names missing or mixed up)."""
     from kgrag.prompts import load_prompt
     from kgrag.prompts.tags import parse_tags, split_items
 
     parsed = parse_tags(text, load_prompt("adapt_relation").tags)
-    lexicon.forward_questions += _slot_lines(parsed.get("ask_object"), "S", "O", 5)
-    lexicon.inverse_questions += _slot_lines(parsed.get("ask_subject"), "O", "S", 5)
-    lexicon.forward_phrases += _slot_lines(parsed.get("object_phrase"), "S", "O", 4)
-    lexicon.inverse_phrases += _slot_lines(parsed.get("subject_phrase"), "O", "S", 4)
-    for noun in split_items(parsed.get("subjects"))[:2]:
+    forward_q = _slot_lines(parsed.get("ask_object"), subject, obj, 5)
+    inverse_q = _slot_lines(parsed.get("ask_subject"), obj, subject, 5)
+    forward_p = _slot_lines(parsed.get("object_phrase"), subject, obj, 4)
+    inverse_p = _slot_lines(parsed.get("subject_phrase"), obj, subject, 4)
+    lexicon.forward_questions += forward_q
+    lexicon.inverse_questions += inverse_q
+    lexicon.forward_phrases += forward_p
+    lexicon.inverse_phrases += inverse_p
+    for noun in split_items(parsed.get("kind"))[:1]:
         noun = noun.lower().strip(" .")
         if re.fullmatch(r"[a-z][a-z \-]{1,30}", noun) and len(noun.split()) <= 3:
             lexicon.subject_types.append(noun)
-    return bool(lexicon.forward_questions or lexicon.inverse_questions or lexicon.forward_phrases)
+    return bool(forward_q or inverse_q or forward_p or inverse_p)
 
 
 def describe_relations(
@@ -323,8 +357,9 @@ def describe_relations(
     settings: AdaptSettings,
     progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Let the LLM phrase the ``settings.describe`` most frequent relations (one call each, shown three of
-    their facts); their :class:`RelationLexicon` gain the phrasings. Returns counts (``calls``, ``unusable``)."""
+    """Let the LLM phrase the ``settings.describe`` most frequent relations, one call each: it is shown one fact
+    by name (concrete names are what small models write good questions about) and writes questions and
+    phrases about it, in which the fact's names become slots. Returns counts (``calls``, ``unusable``)."""
     from kgrag.prompts import load_prompt
 
     progress = progress or _Silent()
@@ -336,13 +371,19 @@ def describe_relations(
     counts = {"calls": 0, "unusable": 0}
     progress.stage("phrasing relations", len(chosen))
     for r in chosen:
-        examples = _examples(kg, r, named, rng)
-        if not examples:
-            progress.advance()
-            continue
-        gen = _generate(llm, prompt, relation=lexicons[r].phrase.words, examples=examples)
-        counts["calls"] += 1
-        counts["unusable"] += not read_relation_description(gen, lexicons[r])
+        facts = _facts(kg, r, named, settings.hub_degree, rng)
+        if facts:
+            (subject, obj), more = facts[0], facts[1:]
+            text = _generate(
+                llm,
+                prompt,
+                relation=lexicons[r].phrase.words,
+                subject=subject,
+                object=obj,
+                examples="; ".join(f'"{s}" → "{o}"' for s, o in more) or "(none)",
+            )
+            counts["calls"] += 1
+            counts["unusable"] += not read_relation_description(text, lexicons[r], subject, obj)
         progress.advance()
     return counts
 
@@ -535,6 +576,7 @@ def adapt(
             seed=settings.seed,
             progress=progress.advance,
             questions_source=source,
+            max_pattern_labels=settings.max_pattern_labels,
         )
         seconds["training"] = time.perf_counter() - t
         with open(tmp / QUESTIONS_FILE, "w", encoding="utf-8") as fh:
@@ -561,6 +603,18 @@ def adapt(
             "router": summary.get("router"),
             "patterns": summary.get("patterns"),
             "seconds": {k: round(v, 2) for k, v in seconds.items()},
+            # what the LLM wrote for each relation it phrased ({x}: where an entity goes), for inspection
+            "relation_phrasings": {
+                kg.relations[r]: {
+                    "kind": lex.subject_types,
+                    "ask_object": lex.forward_questions,
+                    "ask_subject": lex.inverse_questions,
+                    "object_phrase": lex.forward_phrases,
+                    "subject_phrase": lex.inverse_phrases,
+                }
+                for r, lex in enumerate(lexicons)
+                if lex.forward_questions or lex.inverse_questions or lex.forward_phrases or lex.inverse_phrases
+            },
         }
         for part in ("router", "patterns"):  # paths inside the temp dir mean nothing after the rename
             if isinstance(record[part], dict) and "out" in record[part]:

@@ -31,6 +31,10 @@ _AUX = ("has ", "have ", "had ", "is ", "was ", "are ", "were ", "in ")
 # generic words for the subjects of an inverse hop when nothing names their type
 _THINGS = ("things", "ones", "entities", "items")
 _WH = ("what", "which", "who")
+# generic words for the type of the topic itself ("the film [X]"): people name what they ask about
+_TOPIC_TYPES = ("one", "entity", "item", "thing", "topic")
+# relation words that name a point in time: "when" questions
+_TIME_WORDS = re.compile(r"\b(date|dates|year|years|time|day|when|period|founded|born|died)\b")
 
 # noun relations ("director"): forward = from the subject to the object, inverse = back
 _NOUN_FORWARD_PHRASES = ("the {w} of {x}", "the {ws} of {x}", "the {w} for {x}")
@@ -47,6 +51,7 @@ _NOUN_FORWARD_QUESTIONS = (
     "name the {w} of {x}",
     "what is the {w} for {x}",
 )
+_TIME_FORWARD_QUESTIONS = ("when was {x}", "when is the {w} of {x}", "in what year was {x}", "when did {x} happen")
 _NOUN_INVERSE_PHRASES = (
     "the {things} whose {w} is {x}",
     "the {things} with {x} as {w}",
@@ -80,6 +85,9 @@ _SHARED_QUESTIONS = (
     "what else has the same {w} as {x}",
     "which {things} have the same {ws} as {x}",
     "what other {things} share {ws} with {x}",
+    "which {things} have the same {w} of {x}",
+    "the {w} of {x} is also the {w} of which {things}",
+    "what else is the {w} of {x} the {w} of",
 )
 _AGENT_SHARED_PHRASES = ("the {things} also {w} the one {x} is {w}", "other {things} {w} the same one as {x}")
 # relations with a verb (the object does the subject: "director" → directed)
@@ -95,6 +103,11 @@ _VERB_INVERSE_QUESTIONS = (
     "what was {pp} by {x}",
 )
 _VERB_SHARED_PHRASES = ("the {things} {pp} by the one who {past} {x}", "other {things} {pp} by whoever {past} {x}")
+_VERB_SHARED_QUESTIONS = (
+    "the {w} of {x} also {past} which {things}",
+    "what else did the {w} of {x} {base}",
+    "which other {things} were {pp} by the {w} of {x}",
+)
 # r_inv then r: the others that hold the same relation to a subject as {x} ("who starred together with")
 _CO_PHRASES = (
     "the other {ws} of the {things} {x} is the {w} of",
@@ -323,10 +336,12 @@ class QuestionWriter:
             own = lex.forward_questions if question else lex.forward_phrases
             if question:
                 generic = _AGENT_FORWARD_QUESTIONS if agent else _NOUN_FORWARD_QUESTIONS
+                if _TIME_WORDS.search(lex.phrase.words):
+                    generic = (*generic, *_TIME_FORWARD_QUESTIONS)
             else:
                 generic = _AGENT_FORWARD_PHRASES if agent else _NOUN_FORWARD_PHRASES
                 if bare and not agent:
-                    generic = (*generic, "{x}'s {w}")
+                    generic = (*generic, "{x}'s {w}", "the {x} {w}")
         else:
             own = lex.inverse_questions if question else lex.inverse_phrases
             if question:
@@ -343,7 +358,7 @@ class QuestionWriter:
         if directed >= self.num_relations:
             generic = _VERB_CO_PHRASES if verb else _CO_PHRASES
         elif verb:
-            generic = _VERB_SHARED_PHRASES
+            generic = _VERB_SHARED_QUESTIONS if question else _VERB_SHARED_PHRASES
         elif lex.phrase.agentive:
             generic = _AGENT_SHARED_PHRASES
         else:
@@ -356,26 +371,42 @@ class QuestionWriter:
         return i + 1 < len(pattern) and pattern[i + 1] == (pattern[i] + n) % (2 * n)
 
     # ------------------------------------------------------------------ questions
-    def write(self, topic: str, pattern: Sequence[int]) -> str:
+    def write(self, topic: str, pattern: Sequence[int], unnamed: Sequence[bool] = ()) -> str:
         """One question asking for the entities ``pattern`` (directed relation ids) reaches from ``topic``.
+
+        ``unnamed[i]`` says the entities after hop ``i`` have no names (intermediate nodes such as Freebase's
+        CVTs, "m.05hqqz6"): people do not mention them, so the hops on either side are worded as one relation
+        ("who is the spouse of [X]" for spouse_s > spouse), named by either of the two.
 
         >>> lexicons = [RelationLexicon(humanise(r)) for r in ("director", "genre")]
         >>> "[Heat]" in QuestionWriter(lexicons, np.random.default_rng(0)).write("Heat", [0, 2, 1])
         True
         """
-        pattern = [int(p) for p in pattern]
+        hops = [int(p) for p in pattern]
+        i = 0
+        while i < len(unnamed) and i + 1 < len(hops):
+            if unnamed[i]:  # one worded relation for hops i and i + 1
+                keep = hops[i] if self.rng.random() < 0.5 else hops[i + 1]
+                hops[i : i + 2] = [keep]
+                unnamed = [*unnamed[:i], *unnamed[i + 1 :]]
+            else:
+                i += 1
         x, i = f"[{topic}]", 0
+        if self.rng.random() < 0.3:  # "the film [Heat]": the topic's type named before it
+            first = self.lexicons[hops[0] % self.num_relations].phrase
+            typed = first.subject_type if first.subject_type and hops[0] < self.num_relations else ""
+            x = f"the {typed or self._pick(_TOPIC_TYPES)} {x}"
         ask_last = self.rng.random() < 0.6  # the last hop as a question, else a noun phrase in a wrapper
-        while i < len(pattern):
-            shared = self._is_shared(pattern, i) and self.rng.random() < 0.6
+        while i < len(hops):
+            shared = self._is_shared(hops, i) and self.rng.random() < 0.6
             step = 2 if shared else 1
-            last = i + step == len(pattern)
+            last = i + step == len(hops)
             question = last and ask_last
             if shared:
-                x = self._shared(x, pattern[i], question=question)
+                x = self._shared(x, hops[i], question=question)
             else:
-                x = self._hop(x, pattern[i], question=question, bare=i == 0)
+                x = self._hop(x, hops[i], question=question, bare=i == 0)
             i += step
-        if ask_last:
-            return x
-        return self._pick(_WRAPPERS).replace("{wh}", self._pick(_WH)).replace("{np}", x)
+        if not ask_last:
+            x = self._pick(_WRAPPERS).replace("{wh}", self._pick(_WH)).replace("{np}", x)
+        return re.sub(r"\bthe the\b", "the", x)

@@ -8,6 +8,7 @@ answer ended in a ``kgrag eval`` run (:func:`~kgrag.methods.frag.hop_labels.rows
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,29 @@ def _fit(
     }
 
 
+def _frequent_labels(
+    pattern_rows: list[tuple[str, tuple[str, ...], float, bool]], limit: int
+) -> list[tuple[str, tuple[str, ...], float, bool]]:
+    """Rows labelled with the ``limit`` most frequent patterns only (a row's tied labels count a share each).
+
+    The scorer's weights are labels × vocabulary: on a KG with hundreds of relations the 3-hop patterns (and
+    their ties: Freebase stores many relations in both directions) run into the tens of thousands, most seen
+    once, which teaches nothing and does not fit in memory. A row loses the labels that are not kept, and is
+    dropped when none is left; the router still trains on it.
+    """
+    weight: Counter[str] = Counter()
+    for _, labels, _, _ in pattern_rows:
+        for label in labels:
+            weight[label] += 1.0 / len(labels)
+    kept = {label for label, _ in weight.most_common(limit)}
+    out = []
+    for question, labels, f1, no_hops in pattern_rows:
+        labels = tuple(label for label in labels if label in kept)
+        if labels:
+            out.append((question, labels, f1, no_hops))
+    return out
+
+
 def train(
     rows: list[dict[str, Any]],
     out: Path,
@@ -55,13 +79,15 @@ def train(
     seed: int = 0,
     progress: Callable[[], None] | None = None,
     questions_source: str = "",
+    max_pattern_labels: int | None = None,
 ) -> dict[str, Any]:
     """Train the hop router into ``out`` and, with ``kg``, the pattern scorer into ``patterns_out``.
 
     Returns the summary (``questions``, and per model ``out``/``train``/``validation``/
     ``validation_accuracy``/``labels``, or ``skipped`` with the reason); ``progress`` ticks once per row
     while patterns are labelled. The models record ``kg``'s store checksum and ``questions_source``: frag
-    uses them by default only on that KG.
+    uses them by default only on that KG. ``max_pattern_labels`` keeps the pattern scorer to the most
+    frequent patterns (see :func:`_frequent_labels`).
     """
     provenance = {"kg_checksum": kg.checksum if kg is not None else None, "questions": questions_source}
     if not rows:
@@ -70,6 +96,8 @@ def train(
     pattern_rows: list[tuple[str, tuple[str, ...], float, bool]] = []
     if kg is not None and patterns_out is not None:
         pattern_rows = weak_pattern_labels(kg, rows, progress=progress)
+        if max_pattern_labels is not None:
+            pattern_rows = _frequent_labels(pattern_rows, max_pattern_labels)
     router_q = [r["question"] for r in rows if r["hops"]]
     router_y = [int(r["hops"]) for r in rows if r["hops"]]
     for question, labels, _, no_hops in pattern_rows:  # rows without hops: the pattern's length
