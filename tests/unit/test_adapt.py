@@ -22,6 +22,7 @@ from kgrag.methods.frag.adapt import (
     AdaptSettings,
     SyntheticQuestion,
     adapt,
+    adapted_models,
     read_paraphrases,
     read_relation_description,
     sample_questions,
@@ -131,6 +132,18 @@ def test_adapt_writes_both_models_for_this_kg(store):
     fresh = sample_questions(kg, AdaptSettings(questions=300, max_answers=25, seed=7))
     accuracy = router.accuracy([q.question for q in fresh], [q.hops for q in fresh])
     assert accuracy >= 0.6, accuracy  # chance: 1/3
+
+
+def test_adapted_models_are_found_only_for_this_kg_and_intact(store, caplog):
+    kg = load_kg(store)
+    assert adapted_models(kg) == (None, None)
+    adapt(kg, SMALL)
+    router, patterns = adapted_models(kg)
+    assert router == store / "adapted" / "frag_router.npz" and patterns == store / "adapted" / "frag_patterns.npz"
+    assert adapted_models(KnowledgeGraph.from_triples(_film_triples())) == (None, None)  # not from a store
+    with open(router, "ab") as fh:
+        fh.write(b"edited")
+    assert adapted_models(kg) == (None, None) and "differ" in caplog.text
 
 
 def test_rerunning_replaces_the_models_atomically(store, monkeypatch):

@@ -27,6 +27,12 @@ class _Bars:
         if self.task is not None:
             self.progress.advance(self.task, steps)
 
+    def finish(self) -> None:
+        """Show the last stage as done (the training stage has no count to reach)."""
+        if self.task is not None:
+            done = self.progress.tasks[-1].completed or 1
+            self.progress.update(self.task, total=done, completed=done)
+
 
 @app.command()
 def adapt(
@@ -83,16 +89,19 @@ def adapt(
         console=err_console,
         disable=as_json,
     ) as progress:
-        record = run_adapt(kg, settings, llm=model, progress=_Bars(progress))
+        bars = _Bars(progress)
+        record = run_adapt(kg, settings, llm=model, progress=bars)
+        bars.finish()
     if as_json:
         print_json(record)
         return
     counts, seconds = record["counts"], record["seconds"]
     by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
     console.print(
-        f"[green]✓[/green] {counts['questions']:,} synthetic questions ({by_hops} by hop count; "
-        f"{counts['paraphrases']:,} LLM paraphrases, {counts['relations_phrased_by_llm']} relations phrased by the "
-        f"LLM) over {counts['patterns']:,} relation patterns from {counts['start_entities']:,} entities"
+        f"[green]✓[/green] {counts['templates']:,} synthetic questions over {counts['patterns']:,} relation patterns "
+        f"from {counts['start_entities']:,} entities, {counts['relations_phrased_by_llm']} relations phrased by the "
+        f"LLM, {counts['paraphrases']:,} LLM paraphrases, {counts['unseen_word_copies']:,} copies with unknown "
+        f"words: {by_hops} questions by hop count"
     )
     for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
         part = record.get(key) or {}

@@ -25,6 +25,7 @@ validation accuracies, timings and the sha256 of every file written.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import tempfile
@@ -64,6 +65,9 @@ _FUNCTION_WORDS = frozenset(
     all any some each one ones not no me my i you your we our us name list tell give show""".split()
 )
 _WORD = re.compile(r"\[[^\]]*\]|[^\s\[\]]+")
+
+
+log = logging.getLogger("kgrag.adapt")
 
 
 class AdaptError(KGRagError, ValueError):
@@ -506,6 +510,36 @@ def adapted_dir(kg: KnowledgeGraph) -> Path:
     return kg.store_path / ADAPTED_DIR
 
 
+def adapted_models(kg: KnowledgeGraph) -> tuple[Path | None, Path | None]:
+    """Paths of the router and pattern scorer `kgrag adapt` trained for ``kg``, each None when absent.
+
+    Both are None when the directory was made for another version of the KG, or when a file differs from the
+    digest recorded in ``adapt.json`` (edited or damaged after it was written: the store's manifest cannot
+    cover files written later). A mismatch is logged (logger ``kgrag.adapt``), as derived data that must be
+    rebuilt; ``kgrag adapt`` rebuilds it.
+
+    >>> router, patterns = adapted_models(load_kg("my-kg"))  # doctest: +SKIP
+    """
+    if kg.store_path is None or kg.checksum is None:
+        return None, None
+    target = kg.store_path / ADAPTED_DIR
+    try:
+        record = json.loads((target / SUMMARY_FILE).read_text("utf-8"))
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        log.warning("%s: unreadable (%s); run `kgrag adapt` again", target / SUMMARY_FILE, exc)
+        return None, None
+    if not isinstance(record, dict) or record.get("kg_checksum") != kg.checksum:
+        log.warning("%s: made for another version of this KG; run `kgrag adapt` again", target)
+        return None, None
+    if record.get("files") != digest_files(target, exclude=frozenset({SUMMARY_FILE})):
+        log.warning("%s: files differ from those `kgrag adapt` wrote; run `kgrag adapt` again", target)
+        return None, None
+    router, patterns = target / ROUTER_FILE, target / PATTERNS_FILE
+    return (router if router.is_file() else None), (patterns if patterns.is_file() else None)
+
+
 def adapt(
     kg: KnowledgeGraph,
     settings: AdaptSettings | None = None,
@@ -555,11 +589,12 @@ def adapt(
                 q.pattern,
                 q.topic,
                 q.answers,
-                source=f"{q.source}, unseen words",
+                source=f"{q.source}, unseen words",  # counted with its original below
             )
             for q in questions
         ]
-    n_llm = sum(q.source.startswith("llm") for q in questions)
+    n_llm = sum(q.source == "llm" for q in questions)
+    n_copies = sum(q.source.endswith("unseen words") for q in questions)
     described = sum(bool(lex.forward_questions or lex.inverse_questions) for lex in lexicons)
     how = "templates" + (" with LLM-phrased relations" if described else "") + (" + LLM paraphrases" if n_llm else "")
     source = f"kgrag adapt: {len(questions)} synthetic questions ({how})"
@@ -567,6 +602,15 @@ def adapt(
     try:
         t = time.perf_counter()
         progress.stage("labelling", len(questions))
+        labelled = 0
+
+        def tick() -> None:  # the fits that follow the last labelled row get a stage of their own
+            nonlocal labelled
+            labelled += 1
+            progress.advance()
+            if labelled == len(questions):
+                progress.stage("training", None)
+
         summary = train(
             [q.row() for q in questions],
             tmp / ROUTER_FILE,
@@ -574,7 +618,7 @@ def adapt(
             patterns_out=tmp / PATTERNS_FILE,
             validation=settings.validation,
             seed=settings.seed,
-            progress=progress.advance,
+            progress=tick,
             questions_source=source,
             max_pattern_labels=settings.max_pattern_labels,
         )
@@ -592,8 +636,9 @@ def adapt(
             "llm": llm.model_id if llm is not None and (settings.paraphrases or settings.describe) else None,
             "counts": {
                 "questions": len(questions),
-                "templates": len(questions) - n_llm,
+                "templates": len(questions) - n_llm - n_copies,
                 "paraphrases": n_llm,
+                "unseen_word_copies": n_copies,
                 "by_hops": {str(h): sum(q.hops == h for q in questions) for h in range(1, settings.max_hops + 1)},
                 "patterns": len({q.pattern for q in questions}),
                 "start_entities": len({q.topic for q in questions}),
