@@ -56,7 +56,7 @@ def store(tmp_path):
     return save_kg(KnowledgeGraph.from_triples(_film_triples()), tmp_path / "films")
 
 
-SMALL = AdaptSettings(questions=360, max_answers=25)
+SMALL = AdaptSettings(questions=360, max_answers=25, calibration=60)
 
 
 def test_relation_names_read_as_english():
@@ -128,7 +128,10 @@ def test_adapt_writes_both_models_for_this_kg(store):
     assert set(saved["files"]) == {"frag_router.npz", "frag_patterns.npz", "questions.jsonl"}
     assert saved["counts"]["by_hops"] == {"1": 240, "2": 240, "3": 240}  # each template also with unseen words
     assert saved["router"]["out"] == str(target / "frag_router.npz")
-    # the router separates the hop counts of synthetic questions it was not trained on
+    calibration = saved["router"]["calibration"]  # the bias towards more hops kept the most answers
+    assert calibration["questions"] == 60 and calibration["answer_recall"] >= calibration["answer_recall_unbiased"]
+    # the router separates the hop counts of synthetic questions it was not trained on (without the bias)
+    router.intercept = router.intercept - calibration["bias"] * (router.labels - 1)
     fresh = sample_questions(kg, AdaptSettings(questions=300, max_answers=25, seed=7))
     accuracy = router.accuracy([q.question for q in fresh], [q.hops for q in fresh])
     assert accuracy >= 0.6, accuracy  # chance: 1/3
@@ -149,7 +152,7 @@ def test_adapted_models_are_found_only_for_this_kg_and_intact(store, caplog):
 def test_rerunning_replaces_the_models_atomically(store, monkeypatch):
     kg = load_kg(store)
     first = adapt(kg, SMALL)
-    second = adapt(kg, AdaptSettings(questions=360, max_answers=25, seed=3))
+    second = adapt(kg, AdaptSettings(questions=360, max_answers=25, calibration=0, seed=3))
     assert second["settings"]["seed"] == 3 and json.loads((store / "adapted" / "adapt.json").read_text()) == second
     assert first["files"] != second["files"]
 
@@ -218,7 +221,9 @@ class _EchoLLM(LLM):
 
 def test_adapt_with_an_llm_phrases_relations_and_checks_paraphrases(store):
     llm = _EchoLLM()
-    record = adapt(load_kg(store), AdaptSettings(questions=360, max_answers=25, describe=2, paraphrases=4), llm=llm)
+    record = adapt(
+        load_kg(store), AdaptSettings(questions=360, max_answers=25, calibration=0, describe=2, paraphrases=4), llm=llm
+    )
     assert record["counts"]["relations_phrased_by_llm"] == 2 and record["counts"]["relation_calls"] == 2
     assert record["counts"]["paraphrase_calls"] == 4 and record["counts"]["paraphrases"] == 0  # no [topic]: rejected
     assert "LLM-phrased relations" in record["questions_source"] and record["llm"] == "echo"

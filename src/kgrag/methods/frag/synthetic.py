@@ -37,7 +37,7 @@ _TOPIC_TYPES = ("one", "entity", "item", "thing", "topic")
 _TIME_WORDS = re.compile(r"\b(date|dates|year|years|time|day|when|period|founded|born|died)\b")
 
 # noun relations ("director"): forward = from the subject to the object, inverse = back
-_NOUN_FORWARD_PHRASES = ("the {w} of {x}", "the {ws} of {x}", "the {w} for {x}")
+_NOUN_FORWARD_PHRASES = ("the {w} of {x}", "the {ws} of {x}", "the {w} for {x}", "the {ws} in {x}")
 _NOUN_FORWARD_QUESTIONS = (
     "what is the {w} of {x}",
     "who is the {w} of {x}",
@@ -50,6 +50,8 @@ _NOUN_FORWARD_QUESTIONS = (
     "the {w} of {x} is who",
     "name the {w} of {x}",
     "what is the {w} for {x}",
+    "what {w} is {x} in",
+    "who are the {ws} in {x}",
 )
 _TIME_FORWARD_QUESTIONS = ("when was {x}", "when is the {w} of {x}", "in what year was {x}", "when did {x} happen")
 _NOUN_INVERSE_PHRASES = (
@@ -58,6 +60,8 @@ _NOUN_INVERSE_PHRASES = (
     "the {things} that have {w} {x}",
     "the {things} {x} is the {w} of",
     "{things} with {w} {x}",
+    "the {things} {x} is a {w} in",
+    "the {things} that {x} was a {w} in",
 )
 _NOUN_INVERSE_QUESTIONS = (
     "which {things} have {x} as {w}",
@@ -67,6 +71,8 @@ _NOUN_INVERSE_QUESTIONS = (
     "what {things} have {w} {x}",
     "what {things} is {x} the {w} for",
     "list the {things} whose {w} is {x}",
+    "which {things} was {x} a {w} in",
+    "what {things} is {x} a {w} in",
 )
 # agentive relations ("directed by"): the object does the subject
 _AGENT_FORWARD_PHRASES = ("the one {x} is {w}", "whoever {x} was {w}")
