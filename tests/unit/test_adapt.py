@@ -56,7 +56,7 @@ def store(tmp_path):
     return save_kg(KnowledgeGraph.from_triples(_film_triples()), tmp_path / "films")
 
 
-SMALL = AdaptSettings(questions=360, max_answers=25, calibration=60)
+SMALL = AdaptSettings(questions=360, max_answers=25, calibration=0)  # both models kept as trained
 
 
 def test_relation_names_read_as_english():
@@ -126,15 +126,29 @@ def test_adapt_writes_both_models_for_this_kg(store):
     saved = json.loads((target / "adapt.json").read_text())
     assert saved == record and saved["kg_checksum"] == kg.checksum
     assert set(saved["files"]) == {"frag_router.npz", "frag_patterns.npz", "questions.jsonl"}
+    assert saved["calibration"] is None
     assert saved["counts"]["by_hops"] == {"1": 240, "2": 240, "3": 240}  # each template also with unseen words
     assert saved["router"]["out"] == str(target / "frag_router.npz")
-    calibration = saved["router"]["calibration"]  # the bias towards more hops kept the most answers
-    assert calibration["questions"] == 60 and calibration["answer_recall"] >= calibration["answer_recall_unbiased"]
-    # the router separates the hop counts of synthetic questions it was not trained on (without the bias)
-    router.intercept = router.intercept - calibration["bias"] * (router.labels - 1)
+    # the router separates the hop counts of synthetic questions it was not trained on
     fresh = sample_questions(kg, AdaptSettings(questions=300, max_answers=25, seed=7))
     accuracy = router.accuracy([q.question for q in fresh], [q.hops for q in fresh])
     assert accuracy >= 0.6, accuracy  # chance: 1/3
+
+
+def test_calibration_keeps_only_the_models_that_help(store):
+    kg = load_kg(store)
+    record = adapt(kg, AdaptSettings(questions=360, max_answers=25, calibration=60, keep_margin=-1.0))
+    calibration = record["calibration"]
+    assert calibration["questions"] == 60
+    assert set(calibration["answer_recall"]) == {"zero-shot", "pattern scorer", "router and pattern scorer"}
+    assert calibration["kept"] != "zero-shot"  # a negative margin favours the models
+    router, patterns = adapted_models(kg)
+    assert patterns is not None and (router is not None) == (calibration["kept"] == "router and pattern scorer")
+    assert (record["router"]["out"] is not None) == (router is not None)
+    record = adapt(kg, AdaptSettings(questions=360, max_answers=25, calibration=60, keep_margin=1.0))
+    assert record["calibration"]["kept"] == "zero-shot" and adapted_models(kg) == (None, None)
+    assert record["router"]["out"] is None and record["patterns"]["out"] is None
+    assert sorted(p.name for p in (store / "adapted").iterdir()) == ["adapt.json", "questions.jsonl"]
 
 
 def test_adapted_models_are_found_only_for_this_kg_and_intact(store, caplog):
@@ -234,9 +248,10 @@ def test_adapt_with_an_llm_phrases_relations_and_checks_paraphrases(store):
 
 
 def test_adapt_cli(store, tmp_path):
-    proc = run_cli("adapt", str(store), "--questions", "360", "--max-answers", "25", "--json")
+    proc = run_cli("adapt", str(store), "--questions", "360", "--max-answers", "25", "--calibration", "30", "--json")
     record = json.loads(proc.stdout)
-    assert record["kg_checksum"] == load_kg(store).checksum and (store / "adapted" / "frag_router.npz").exists()
+    assert record["kg_checksum"] == load_kg(store).checksum and (store / "adapted" / "adapt.json").exists()
+    assert record["calibration"]["questions"] == 30
     bad = run_cli("adapt", str(tmp_path / "nowhere"), ok=False)
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "nowhere" in bad.stderr
     folder = tmp_path / "folder"

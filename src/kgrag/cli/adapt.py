@@ -44,6 +44,14 @@ def adapt(
     max_answers: Annotated[
         int, typer.Option(min=1, help="Skip a pattern that reaches more entities than this from its start.")
     ] = 20,
+    calibration: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Fresh synthetic questions (held-out wordings) that bias the router and decide which models are "
+            "kept; 0: keep both as trained.",
+        ),
+    ] = 300,
     describe: Annotated[
         int | None,
         typer.Option(
@@ -74,7 +82,12 @@ def adapt(
 
     n_describe = describe if describe is not None else (40 if llm else 0)
     settings = AdaptSettings(
-        questions=questions, seed=seed, max_answers=max_answers, describe=n_describe, paraphrases=paraphrases
+        questions=questions,
+        seed=seed,
+        max_answers=max_answers,
+        calibration=calibration,
+        describe=n_describe,
+        paraphrases=paraphrases,
     )
     kg = load_store(kg_dir)
     model = None
@@ -108,9 +121,28 @@ def adapt(
         if "skipped" in part:
             console.print(f"  {name} not trained: {part['skipped']}")
         elif part:
+            mark = "[green]✓[/green]" if part["out"] else "[yellow]–[/yellow]"
             console.print(
-                f"[green]✓[/green] {name}: {part['labels']:,} labels, validation accuracy on synthetic questions "
-                f"{part['validation_accuracy']}"
+                f"{mark} {name}: {part['labels']:,} labels, validation accuracy on synthetic questions "
+                f"{part['validation_accuracy']}" + ("" if part["out"] else "; not kept (frag does better without it)")
             )
+    calibration = record.get("calibration")
+    if calibration:
+        recall = ", ".join(f"{k} {v:.3f}" for k, v in calibration["answer_recall"].items())
+        console.print(
+            f"  answer recall on {calibration['questions']} held-out synthetic questions: {recall} → kept: "
+            f"{calibration['kept']}"
+        )
     target = Path(kg.store_path or kg_dir) / "adapted"
-    console.print(f"  → {target}  ({seconds['total']:.0f} s); frag uses it on this KG from now on")
+    kept = [
+        name
+        for key, name in (("router", "router"), ("patterns", "pattern scorer"))
+        if (record.get(key) or {}).get("out")
+    ]
+    if kept:
+        console.print(f"  → {target}  ({seconds['total']:.0f} s); frag uses its {' and '.join(kept)} on this KG")
+    else:
+        console.print(
+            f"  → {target}  ({seconds['total']:.0f} s); no model kept: frag stays zero-shot on this KG, which did "
+            "as well on questions worded as no model was trained"
+        )

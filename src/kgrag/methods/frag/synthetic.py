@@ -18,6 +18,7 @@ plural) and ``{things}`` for a plural noun naming the subjects.
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -288,6 +289,11 @@ def nearest_words(
     return out
 
 
+def is_held_out(template: str) -> bool:
+    """Whether a template belongs to the held-out quarter (stable: a checksum of its text)."""
+    return zlib.crc32(template.encode("utf-8")) % 4 == 0
+
+
 class QuestionWriter:
     """Writes a question for a directed relation pattern from a named topic entity.
 
@@ -295,14 +301,26 @@ class QuestionWriter:
     (kgrag's virtual inverse). ``rng`` picks the template family and the words of each hop.
     """
 
-    def __init__(self, lexicons: Sequence[RelationLexicon], rng: np.random.Generator) -> None:
+    def __init__(self, lexicons: Sequence[RelationLexicon], rng: np.random.Generator, templates: str = "all") -> None:
         self.lexicons = list(lexicons)
         self.num_relations = len(self.lexicons)
         self.rng = rng
+        if templates not in ("all", "training", "held-out"):
+            raise ValueError(f"templates must be 'all', 'training' or 'held-out', not {templates!r}")
+        self.templates = templates
 
     # ------------------------------------------------------------------ pieces
     def _pick(self, options: Sequence[str]) -> str:
         return options[int(self.rng.integers(len(options)))]
+
+    def _template(self, options: Sequence[str]) -> str:
+        """A template of the writer's share: about one in four of every list is held out of training, so that
+        questions written with the others measure how a model does on wordings it never saw."""
+        if self.templates != "all":
+            held_out = self.templates == "held-out"
+            share = [t for t in options if is_held_out(t) == held_out]
+            options = share or options
+        return self._pick(options)
 
     def _fill(self, template: str, x: str, lex: RelationLexicon) -> str:
         """Put words into a template; the slot last, so a name in it is never taken for a placeholder."""
@@ -324,8 +342,8 @@ class QuestionWriter:
     def _choose(self, own: Sequence[str], generic: Sequence[str]) -> str:
         """An LLM-written template half of the time when the relation has them, else a generic one."""
         if own and self.rng.random() < 0.5:
-            return self._pick(own)
-        return self._pick(generic)
+            return self._template(own)
+        return self._template(generic)
 
     def _hop(self, x: str, directed: int, *, question: bool, bare: bool) -> str:
         """Follow ``directed`` from ``x``: a noun phrase, or with ``question`` a question asking for its ends."""
@@ -337,7 +355,7 @@ class QuestionWriter:
                 generic = _VERB_INVERSE_QUESTIONS if question else _VERB_INVERSE_PHRASES
             else:
                 generic = _VERB_FORWARD_QUESTIONS if question else _VERB_FORWARD_PHRASES
-            return self._fill(self._pick(generic), x, lex)
+            return self._fill(self._template(generic), x, lex)
         if not inverse:
             own = lex.forward_questions if question else lex.forward_phrases
             if question:
@@ -369,7 +387,7 @@ class QuestionWriter:
             generic = _AGENT_SHARED_PHRASES
         else:
             generic = _SHARED_QUESTIONS if question else _SHARED_PHRASES
-        return self._fill(self._pick(generic), x, lex)
+        return self._fill(self._template(generic), x, lex)
 
     def _is_shared(self, pattern: Sequence[int], i: int) -> bool:
         """Hops ``i`` and ``i + 1`` are one relation there and back (``r > r_inv`` or ``r_inv > r``)."""
@@ -414,5 +432,5 @@ class QuestionWriter:
                 x = self._hop(x, hops[i], question=question, bare=i == 0)
             i += step
         if not ask_last:
-            x = self._pick(_WRAPPERS).replace("{wh}", self._pick(_WH)).replace("{np}", x)
+            x = self._template(_WRAPPERS).replace("{wh}", self._pick(_WH)).replace("{np}", x)
         return re.sub(r"\bthe the\b", "the", x)
