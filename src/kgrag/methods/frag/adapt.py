@@ -14,8 +14,12 @@ says which relation patterns exist and where they lead, so questions with known 
    3-hop questions the way people write them) and afterwards rewords some questions (``adapt_paraphrase``),
    rejecting rewordings that drop the entity or give away an answer.
 3. **Train** both classifiers with :func:`~kgrag.methods.frag.training.train` (pattern labels come from
-   which patterns reach the answers, ties kept, as for real questions) and store them in
-   ``KGDIR/adapted/`` with the KG's checksum, so frag picks them up on this KG and nowhere else.
+   which patterns reach the answers, ties kept, as for real questions; a second copy of every question has
+   its content words made unknown, which is how real questions look to a model trained on templates).
+4. **Calibrate** on fresh questions worded with templates held out of training (:func:`calibrate`): bias the
+   router towards more hops, and keep a model only when frag with it beats frag's zero-shot pipeline.
+   What is kept goes to ``KGDIR/adapted/`` with the KG's checksum, so frag picks it up on this KG and
+   nowhere else.
 
 The directory is built under a temporary name and renamed into place (:func:`kgrag.graph.store.replace_derived`),
 so an interrupted run leaves the previous models as they were. ``adapt.json`` records the settings, counts,
@@ -31,7 +35,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -100,6 +104,8 @@ class AdaptSettings:
 
 @dataclass
 class SyntheticQuestion:
+    """A question made from the KG, with the relation pattern it was written for and that pattern's ends."""
+
     question: str
     hops: int
     pattern: str
@@ -136,7 +142,6 @@ class _Candidates:
     relation_ptr: np.ndarray  # by_relation[relation_ptr[r]:relation_ptr[r + 1]] are relation r's triples
     named: np.ndarray  # bool per entity: a name a person would use (not an opaque id)
     startable: np.ndarray  # bool per entity: named, not a hub, its name finds it, no brackets in it
-    skipped: dict[str, int] = field(default_factory=dict)
 
 
 def _candidates(kg: KnowledgeGraph, hub_degree: int) -> _Candidates:
