@@ -17,17 +17,10 @@ from kgrag.errors import KGStoreError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.store import check_replaceable, load_kg, save_kg
 from kgrag.methods.frag import adapt as adapt_module
-from kgrag.methods.frag.adapt import (
-    AdaptError,
-    AdaptSettings,
-    SyntheticQuestion,
-    adapt,
-    adapted_models,
-    read_paraphrases,
-    read_relation_description,
-    sample_questions,
-)
+from kgrag.methods.frag.adapt import adapt, adapted_models
+from kgrag.methods.frag.phrasing import read_paraphrases, read_relation_description
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
+from kgrag.methods.frag.sampling import AdaptError, AdaptSettings, SyntheticQuestion, sample_questions
 from kgrag.methods.frag.synthetic import QuestionWriter, RelationLexicon, humanise, plural, verb_forms
 from kgrag.models.llm.base import LLM, Generation
 from tests.conftest import run_cli

@@ -34,6 +34,20 @@ class _Bars:
             self.progress.update(self.task, total=done, completed=done)
 
 
+def _run_with_bars(kg: Any, settings: Any, model: Any, *, quiet: bool) -> dict[str, Any]:
+    """Run the adaptation with a progress bar per stage on stderr (none with ``quiet``)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kgrag.methods.frag.adapt import adapt as run_adapt
+
+    columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, disable=quiet) as progress:
+        bars = _Bars(progress)
+        record = run_adapt(kg, settings, llm=model, progress=bars)
+        bars.finish()
+    return record
+
+
 @app.command()
 def adapt(
     kg_dir: KGDir,
@@ -69,16 +83,12 @@ def adapt(
 ) -> None:
     """Train FRAG's hop router and pattern scorer for KG_DIR from questions made from the KG itself.
 
-    Samples relation paths of 1-3 hops, writes a question for each from the relation names (with --llm, the
-    LLM also phrases the relations and can reword questions), trains both classifiers and stores them in
-    KG_DIR/adapted/; frag uses them on this KG by default. A run replaces the previous one only when it
-    succeeds.
+    Samples relation paths of 1-3 hops and writes a question for each from the relation names (with --llm the
+    LLM phrases the relations too), trains both models, keeps those that beat zero-shot frag on held-out
+    questions, and stores them in KG_DIR/adapted/, where frag finds them. A failed run changes nothing.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from kgrag.cli.common import open_llm
-    from kgrag.methods.frag.adapt import AdaptSettings
-    from kgrag.methods.frag.adapt import adapt as run_adapt
+    from kgrag.methods.frag.sampling import AdaptSettings
 
     n_describe = describe if describe is not None else (40 if llm else 0)
     settings = AdaptSettings(
@@ -94,20 +104,15 @@ def adapt(
     if n_describe or paraphrases:
         with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
             model = open_llm(llm, cache=cache, timeout=llm_timeout)
-    with Progress(
-        TextColumn("{task.description:<20}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=as_json,
-    ) as progress:
-        bars = _Bars(progress)
-        record = run_adapt(kg, settings, llm=model, progress=bars)
-        bars.finish()
+    record = _run_with_bars(kg, settings, model, quiet=as_json)
     if as_json:
         print_json(record)
-        return
+    else:
+        _report(record, Path(kg.store_path or kg_dir) / "adapted")
+
+
+def _report(record: dict[str, Any], target: Path) -> None:
+    """What was made, trained and kept, in a few lines."""
     counts, seconds = record["counts"], record["seconds"]
     by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
     console.print(
@@ -116,6 +121,7 @@ def adapt(
         f"LLM, {counts['paraphrases']:,} LLM paraphrases, {counts['unseen_word_copies']:,} copies with unknown "
         f"words: {by_hops} questions by hop count"
     )
+    kept = []
     for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
         part = record.get(key) or {}
         if "skipped" in part:
@@ -126,6 +132,7 @@ def adapt(
                 f"{mark} {name}: {part['labels']:,} labels, validation accuracy on synthetic questions "
                 f"{part['validation_accuracy']}" + ("" if part["out"] else "; not kept (frag does better without it)")
             )
+            kept += [name] if part["out"] else []
     calibration = record.get("calibration")
     if calibration:
         recall = ", ".join(f"{k} {v:.3f}" for k, v in calibration["answer_recall"].items())
@@ -133,12 +140,6 @@ def adapt(
             f"  answer recall on {calibration['questions']} held-out synthetic questions: {recall} → kept: "
             f"{calibration['kept']}"
         )
-    target = Path(kg.store_path or kg_dir) / "adapted"
-    kept = [
-        name
-        for key, name in (("router", "router"), ("patterns", "pattern scorer"))
-        if (record.get(key) or {}).get("out")
-    ]
     if kept:
         console.print(f"  → {target}  ({seconds['total']:.0f} s); frag uses its {' and '.join(kept)} on this KG")
     else:
