@@ -282,6 +282,7 @@ def _freebase_like_kg(relations: int = 800) -> KnowledgeGraph:
         ("m.0abc123", "film.performance.actor", "Kate Winslet"),
         ("m.0abc123", "film.performance.character", "Rose"),
         ("Titanic", "film.film.genre", "Romance Film"),
+        ("The Big Lebowski", "film.film.genre", "Comedy Film"),  # the KG-wide example fact of film.film.genre
     ]
     kg = KnowledgeGraph.from_triples(triples)
     assert kg.num_relations == relations
@@ -317,6 +318,9 @@ def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_
     assert "film.performance.actor" in shown  # two hops out, past the unnamed node
     assert llm.count_prompt_tokens(messages) + params.max_tokens <= 2048
     assert shown == [kg.relations[r] for r in sorted(kg.relation_id(n) for n in shown)]  # the KG's order
+    # the question's own fact shows the direction; the neighbourhood's relations and at most 10 others are listed
+    assert '- film.film.genre: "Titanic" -> film.film.genre gives "Romance Film"; ' in messages[1]["content"]
+    assert len(shown) <= 4 + 10
     attempt = method.answer("what genre is the film Titanic", topics).trace[0].outputs["attempts"][0]
     assert attempt["relations_shown"] == len(shown) and attempt["tokens"] <= attempt["window"] == 2048
     # the grammar offers exactly the relations the prompt shows, both directions
@@ -325,20 +329,17 @@ def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_
 
 
 def test_relation_list_grows_with_the_context_window(freebase_like_kg, static_embedder):
-    sizes = []
-    for window in (1024, 2048, 8192):
-        llm = RecordingLLM(context_window=window)
-        Ultrag(freebase_like_kg, llm=llm, embedder=static_embedder, fallback="none", retries=0).answer(
-            "what genre is the film Titanic", ["Titanic"]
-        )
-        sizes.append(len(_shown_relations(llm.calls[0][1][1]["content"])))
-        assert "film.film.genre" in _shown_relations(llm.calls[0][1][1]["content"])
+    def shown(**settings):
+        llm = RecordingLLM(context_window=settings.pop("window", 8192))
+        method = Ultrag(freebase_like_kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, **settings)
+        method.answer("what genre is the film Titanic", ["Titanic"])
+        return _shown_relations(llm.calls[0][1][1]["content"])
+
+    sizes = [len(shown(window=w, other_relations=500)) for w in (1024, 2048, 8192)]
     assert sizes[0] < sizes[1] < sizes[2] < freebase_like_kg.num_relations
-    capped = RecordingLLM(context_window=8192)
-    Ultrag(freebase_like_kg, llm=capped, embedder=static_embedder, fallback="none", retries=0, max_relations=5).answer(
-        "what genre is the film Titanic", ["Titanic"]
-    )
-    assert len(_shown_relations(capped.calls[0][1][1]["content"])) == 5
+    near = shown()  # the neighbourhood's 4 relations and the 10 closest others
+    assert len(near) == 4 + 10 and {"film.film.genre", "film.performance.actor"} <= set(near)
+    assert len(shown(max_relations=5)) == 5
 
 
 def test_a_smaller_context_setting_is_obeyed_and_a_larger_one_is_not(movies_kg):

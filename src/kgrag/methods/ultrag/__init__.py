@@ -63,7 +63,13 @@ from kgrag.methods.ultrag.dsl.printer import format_entity
 from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_line
 from kgrag.methods.ultrag.dsl.repair import repair_directions
 from kgrag.methods.ultrag.dsl.unnamed import Candidate, named_candidates
-from kgrag.methods.ultrag.relation_list import longest_fitting, rank_relations, relation_relevance, shown_order
+from kgrag.methods.ultrag.relation_list import (
+    longest_fitting,
+    neighbourhood,
+    rank_relations,
+    relation_relevance,
+    shown_order,
+)
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
@@ -101,6 +107,12 @@ class UltragConfig(MethodConfig):
     # tokens the query writer's prompt and reply may take together; None: the LLM's context window (or
     # UNKNOWN_CONTEXT_WINDOW when it does not report one). Never more than the LLM's own window.
     context_tokens: Annotated[int | None, ClientRange(512, 32_768)] = None
+    # when the list is chosen per question: relations that are not within 2 hops of the question's entities,
+    # listed at most (the closest names, in case the query needs an entity the question did not name)
+    other_relations: Annotated[int, ClientRange(0, 500)] = 10
+    # when the list is chosen per question: each relation's example fact is one near the question's entities
+    # where there is one, so the model sees the direction (and spelling) its query needs
+    question_examples: bool = True
     fallback: MethodSetting = "frag"  # retriever used when no usable query: a method name, or "none"
     fallback_top: Annotated[int, ClientRange(1, 100)] = 30  # evidence items given to the fallback answer prompt
 
@@ -138,45 +150,66 @@ class Ultrag(Method):
             return wanted or UNKNOWN_CONTEXT_WINDOW
         return min(known, wanted) if wanted else known
 
-    def ranked_relations(self, question: str, topics: Sequence[int]) -> np.ndarray:
-        """Every relation id, most relevant to ``question`` first (:mod:`kgrag.methods.ultrag.relation_list`).
+    def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str]]:
+        """For a relation list chosen per question: relation ids, most relevant first (the neighbourhood's and
+        the ``other_relations`` best others; :mod:`kgrag.methods.ultrag.relation_list`), and the relation
+        lines whose example fact is one near the question's entities (``question_examples``).
 
-        Without topic entities the question's linked mentions stand in for them: the bonus for relations
-        around them is only a ranking hint, so a wrong link costs little."""
+        Without topic entities the question's linked mentions stand in for them: the neighbourhood is a
+        ranking hint, so a wrong link costs little."""
         if not topics:
             topics = resolve_topics(self.kg, question, (), linker=self.linker)
+        hood = neighbourhood(self.kg, topics)
         vectors = kg_vectors(self.kg, self.text_embedder).relations()
         question_vector = self.text_embedder.encode([question])[0]
-        return rank_relations(relation_relevance(self.kg, question_vector, vectors, topics))
+        scores = relation_relevance(question_vector, vectors, hood)
+        ranked = rank_relations(scores, hood, others=self.config.other_relations)
+        lines: dict[int, str] = {}
+        if self.config.question_examples:
+            for rid in np.flatnonzero(hood.examples >= 0).tolist():
+                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]))
+        return ranked, lines
 
     def relations_for(
-        self, render: Callable[[list[int]], list[dict[str, str]]], ranked: Callable[[], np.ndarray]
-    ) -> tuple[list[int], dict[str, int]]:
-        """The relation ids the query writer is shown (in the order shown) and the sizes that chose them.
+        self,
+        render: Callable[[str], list[dict[str, str]]],
+        view: Callable[[], tuple[np.ndarray, dict[int, str]]],
+    ) -> tuple[str, list[int], dict[str, int]]:
+        """The relation list the query writer is shown: its text, its relation ids and the sizes that chose it.
 
-        ``render(relation ids)`` gives the prompt's messages with those relations listed; a list fits when
-        the counted prompt plus the reply's ``max_tokens`` stays within :meth:`context_window`. All
-        relations, in the KG's order, when they fit (``ranked`` is then never called, so nothing is
-        embedded); else the longest best-first prefix of ``ranked()`` that fits, at least one relation.
+        ``render(list text)`` gives the prompt's messages; a list fits when the counted prompt plus the
+        reply's ``max_tokens`` stays within :meth:`context_window`. All relations in the KG's order, each with
+        the KG's example fact, when they fit (``view`` is then never called, so nothing is embedded and the
+        list is the same for every question); else the longest best-first prefix of the question's ranking
+        that fits (at least one relation), with the question's example facts, in the KG's order.
         """
         assert self.llm is not None
         llm = self.llm
         window = self.context_window()
         reply = load_prompt("ultrag_query").max_tokens
+        kg_lines = self.kg.resources.get(
+            "dsl_relation_lines", lambda: [relation_line(self.kg, r) for r in range(self.kg.num_relations)]
+        )
 
-        def tokens(relations: list[int]) -> int:
-            return llm.count_prompt_tokens(render(relations)) + reply
+        def text(relations: list[int], lines: dict[int, str]) -> str:
+            return "\n".join(lines.get(r, kg_lines[r]) for r in relations)
+
+        def tokens(listed: str) -> int:
+            return llm.count_prompt_tokens(render(listed)) + reply
 
         total = self.kg.num_relations
         limit = min(total, self.config.max_relations or total)
-        shown = list(range(total))
-        # a list of more than MAX_CHARS_PER_TOKEN characters per token of the window cannot fit: skip counting it
-        too_long = len(self._relation_text(shown)) > MAX_CHARS_PER_TOKEN * window
-        if limit < total or too_long or tokens(shown) > window:
-            best = ranked()[:limit].tolist()
-            count = max(1, longest_fitting(len(best), lambda k: tokens(shown_order(best[:k])) <= window))
-            shown = shown_order(best[:count])
-        return shown, {"relations_shown": len(shown), "relations": total, "tokens": tokens(shown), "window": window}
+        shown, lines = list(range(total)), {}
+        # more than MAX_CHARS_PER_TOKEN characters per token of the window cannot fit: no need to count them
+        fits = limit == total and sum(map(len, kg_lines)) <= MAX_CHARS_PER_TOKEN * window
+        if not (fits and tokens(text(shown, lines)) <= window):
+            ranked, lines = view()
+            best = ranked[:limit].tolist()
+            count = longest_fitting(len(best), lambda k: tokens(text(shown_order(best[:k]), lines)) <= window)
+            shown = shown_order(best[: max(1, count)])
+        listed = text(shown, lines)
+        sizes = {"relations_shown": len(shown), "relations": total, "tokens": tokens(listed), "window": window}
+        return listed, shown, sizes
 
     def make_executor(self, nodes: np.ndarray | None) -> FuzzyExecutor:
         if self.config.executor == "neural":
@@ -192,21 +225,19 @@ class Ultrag(Method):
             )
             topic_line += "\n"
         prompt = load_prompt("ultrag_query")
-        ranked = cache(lambda: self.ranked_relations(question, topics))  # once per question, and only if needed
+        view = cache(lambda: self.question_view(question, topics))  # once per question, and only if needed
         note = ""
         with trace.step("write_query", grammar=self._use_grammar()) as step:
             attempts: list[dict[str, Any]] = []
             for attempt in range(self.config.retries + 1):
                 values = {"examples": self._examples, "topics": topic_line, "question": question, "feedback": note}
 
-                def render(relations: list[int], values: dict[str, str] = values) -> list[dict[str, str]]:
-                    return prompt.render(relations=self._relation_text(relations), **values)
+                def render(listed: str, values: dict[str, str] = values) -> list[dict[str, str]]:
+                    return prompt.render(relations=listed, **values)
 
-                shown, sizes = self.relations_for(render, ranked)
+                listed, shown, sizes = self.relations_for(render, view)
                 grammar = query_grammar(self.kg, shown) if self._use_grammar() else None
-                text, _ = self.call_prompt(
-                    "ultrag_query", grammar=grammar, relations=self._relation_text(shown), **values
-                )
+                text, _ = self.call_prompt("ultrag_query", grammar=grammar, relations=listed, **values)
                 candidate = extract_query(text)
                 check = parse_and_validate(candidate, self.kg)
                 attempts.append(
@@ -221,14 +252,6 @@ class Ultrag(Method):
                     break
             step.outputs.update({"query": None, "valid": False, "attempts": attempts})
         return None
-
-    def _relation_text(self, relations: Sequence[int]) -> str:
-        """The prompt's relation list (each relation's line is made once per KG: it is rendered many times while
-        the list is fitted to the budget)."""
-        lines = self.kg.resources.get(
-            "dsl_relation_lines", lambda: [relation_line(self.kg, r) for r in range(self.kg.num_relations)]
-        )
-        return "\n".join(lines[r] for r in relations)
 
     def run_query(self, query: Query, trace: Trace) -> tuple[Query, Execution | None]:
         """Link the leaves, repair directions, cut the SEPPR subgraph, execute.

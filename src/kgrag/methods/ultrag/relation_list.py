@@ -15,11 +15,13 @@ the prompt does not depend on the question.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from kgrag.graph.algorithms import k_hop
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.ultrag.dsl.unnamed import unnamed_entities
 
 HOP_BONUS = (0.3, 0.15)
 """Added to the cosine (MiniLM: unrelated names ~0.1, related ~0.4–0.6) of relations on an edge at a topic
@@ -27,36 +29,68 @@ entity, resp. one step further out: enough to put a vaguely related relation whe
 of a similar one elsewhere, not enough to put an unrelated one ahead of a close match."""
 
 
+@dataclass
+class Neighbourhood:
+    """The relations around a question's entities: ``hops[r]`` is 1 when relation ``r`` is on an edge at a topic
+    entity, 2 when on an edge one step further out, 0 otherwise; ``examples[r]`` is a triple id of that edge
+    (``-1`` for 0), the nearest one with the fewest unnamed ends."""
+
+    hops: np.ndarray
+    examples: np.ndarray
+
+    @property
+    def empty(self) -> bool:
+        return not self.hops.any()
+
+
+def neighbourhood(kg: KnowledgeGraph, topics: Sequence[int]) -> Neighbourhood:
+    """The relations within two hops of ``topics`` (both directions), with one example edge each."""
+    hops = np.zeros(kg.num_relations, dtype=np.int8)
+    examples = np.full(kg.num_relations, -1, dtype=np.int64)
+    if not len(topics) or not kg.num_triples:
+        return Neighbourhood(hops, examples)
+    hood = k_hop(kg, np.asarray(topics, dtype=np.int64), 2)
+    dist = np.full(kg.num_entities, 3, dtype=np.int32)
+    dist[hood.nodes] = hood.distance
+    tids = hood.edges
+    heads, tails, rels = kg.heads[tids], kg.tails[tids], kg.rels[tids]
+    near = np.minimum(dist[heads], dist[tails]) + 1  # 1: the edge touches a topic
+    unnamed = unnamed_entities(kg)
+    order = np.lexsort((tids, unnamed[heads].astype(np.int8) + unnamed[tails], near, rels))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = rels[order][1:] != rels[order][:-1]
+    chosen = order[first]
+    hops[rels[chosen]] = near[chosen]
+    examples[rels[chosen]] = tids[chosen]
+    return Neighbourhood(hops, examples)
+
+
 def relation_relevance(
-    kg: KnowledgeGraph,
     question_vector: np.ndarray,
     relation_vectors: np.ndarray,
-    topics: Sequence[int] = (),
+    hood: Neighbourhood,
     *,
     hop_bonus: tuple[float, float] = HOP_BONUS,
 ) -> np.ndarray:
-    """Relevance of each base relation to a question, ``(num_relations,)`` float64.
-
-    ``relation_vectors`` (unit rows, one per relation) and ``question_vector`` come from the same embedder;
-    ``topics`` are the question's entity ids. A relation on an edge incident to a topic gets
-    ``hop_bonus[0]``, one on an edge incident to a topic's neighbour ``hop_bonus[1]`` (the larger applies).
-    """
+    """Relevance of each base relation to a question, ``(num_relations,)`` float64: the cosine of
+    ``question_vector`` and the relation's unit row in ``relation_vectors`` (same embedder), plus
+    ``hop_bonus[0]`` / ``hop_bonus[1]`` for relations 1 / 2 hops out in ``hood``."""
     scores = np.asarray(relation_vectors, dtype=np.float64) @ np.asarray(question_vector, dtype=np.float64)
-    if len(topics) and kg.num_triples:
-        hood = k_hop(kg, np.asarray(topics, dtype=np.int64), 2)
-        dist = np.full(kg.num_entities, 3, dtype=np.int32)
-        dist[hood.nodes] = hood.distance
-        tids = hood.edges
-        near = np.minimum(dist[kg.heads[tids]], dist[kg.tails[tids]])  # 0: the edge touches a topic
-        bonus = np.zeros(kg.num_relations, dtype=np.float64)
-        np.maximum.at(bonus, kg.rels[tids], np.where(near == 0, hop_bonus[0], hop_bonus[1]))
-        scores = scores + bonus
-    return scores
+    bonus = np.array([0.0, hop_bonus[0], hop_bonus[1]])
+    return scores + bonus[hood.hops]
 
 
-def rank_relations(scores: np.ndarray) -> np.ndarray:
-    """Relation ids by decreasing score (ties: the KG's order)."""
-    return np.argsort(-np.asarray(scores), kind="stable")
+def rank_relations(scores: np.ndarray, hood: Neighbourhood | None = None, *, others: int | None = None) -> np.ndarray:
+    """Relation ids by decreasing score (ties: the KG's order). With a non-empty ``hood`` and ``others``, the
+    relations outside the neighbourhood stop after the ``others`` best of them: a query that starts at the
+    question's entities cannot use them within two steps, so beyond a few close matches (in case an
+    entity was missed) they only crowd the prompt."""
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    if hood is None or hood.empty or others is None:
+        return order
+    outside = hood.hops[order] == 0
+    keep = ~outside | (np.cumsum(outside) <= others)
+    return order[keep]
 
 
 def longest_fitting(count: int, fits: Callable[[int], bool]) -> int:
@@ -78,4 +112,12 @@ def shown_order(relations: Sequence[int] | np.ndarray) -> list[int]:
     return sorted(int(r) for r in relations)
 
 
-__all__ = ["HOP_BONUS", "longest_fitting", "rank_relations", "relation_relevance", "shown_order"]
+__all__ = [
+    "HOP_BONUS",
+    "Neighbourhood",
+    "longest_fitting",
+    "neighbourhood",
+    "rank_relations",
+    "relation_relevance",
+    "shown_order",
+]

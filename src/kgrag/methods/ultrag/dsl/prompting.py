@@ -70,14 +70,15 @@ def _example_facts(kg: KnowledgeGraph) -> np.ndarray:
     return examples
 
 
-def relation_line(kg: KnowledgeGraph, rid: int) -> str:
-    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` (the relation spelled exactly as a query writes it)."""
-    ex = example_facts(kg)
+def relation_line(kg: KnowledgeGraph, rid: int, example: int | None = None) -> str:
+    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` (the relation spelled exactly as a query writes it),
+    with the fact ``example`` (a triple id of relation ``rid``) or else the KG's example for the relation."""
+    tid = int(example_facts(kg)[rid]) if example is None else int(example)
     name = format_relation(kg.relations[int(rid)])
     inverse = format_relation(kg.relations[int(rid)] + INVERSE_SUFFIX)
-    if ex[rid] < 0:
+    if tid < 0:
         return f"- {name} (no facts)"
-    h, _, t = kg.triple(int(ex[rid]))
+    h, _, t = kg.triple(tid)
     return (
         f"- {name}: {format_entity(h)} -> {name} gives {format_entity(t)}; "
         f"{format_entity(t)} -> {inverse} gives {format_entity(h)}"
