@@ -310,17 +310,16 @@ def _shown_relations(user_message: str) -> list[str]:
 def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_like_kg, static_embedder, topics):
     kg = freebase_like_kg
     llm = RecordingLLM(context_window=2048)
-    method = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, grammar="on")
+    method = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, grammar="on", other_relations=0)
     method.answer("what genre is the film Titanic", topics)
     _, messages, params = llm.calls[0]
     shown = _shown_relations(messages[1]["content"])
     assert "film.film.genre" in shown and 1 < len(shown) < kg.num_relations
     assert "film.performance.actor" in shown  # two hops out, past the unnamed node
     assert llm.count_prompt_tokens(messages) + params.max_tokens <= 2048
-    assert shown == [kg.relations[r] for r in sorted(kg.relation_id(n) for n in shown)]  # the KG's order
-    # the question's own fact shows the direction; the neighbourhood's relations and at most 10 others are listed
+    # the question's own fact shows the direction; only the relations around the question's entity are listed
     assert '- film.film.genre: "Titanic" -> film.film.genre gives "Romance Film"; ' in messages[1]["content"]
-    assert len(shown) <= 4 + 10
+    assert len(shown) == 4  # linked from the question when not given
     attempt = method.answer("what genre is the film Titanic", topics).trace[0].outputs["attempts"][0]
     assert attempt["relations_shown"] == len(shown) and attempt["tokens"] <= attempt["window"] == 2048
     # the grammar offers exactly the relations the prompt shows, both directions
@@ -337,9 +336,38 @@ def test_relation_list_grows_with_the_context_window(freebase_like_kg, static_em
 
     sizes = [len(shown(window=w, other_relations=500)) for w in (1024, 2048, 8192)]
     assert sizes[0] < sizes[1] < sizes[2] < freebase_like_kg.num_relations
-    near = shown()  # the neighbourhood's 4 relations and the 10 closest others
-    assert len(near) == 4 + 10 and {"film.film.genre", "film.performance.actor"} <= set(near)
-    assert len(shown(max_relations=5)) == 5
+    near = shown()  # the neighbourhood's 4 relations only, the ones at the topic first
+    assert near == ["film.film.starring", "film.film.genre", "film.performance.actor", "film.performance.character"]
+    wider = shown(other_relations=10)  # and the 10 closest others after them
+    assert len(wider) == 14 and wider[:4] == near
+    assert len(shown(max_relations=2, other_relations=10)) == 2
+
+
+def test_the_second_hop_goes_past_small_nodes_but_not_through_hubs():
+    from kgrag.methods.ultrag.relation_list import neighbourhood
+
+    triples = [("Ann", "spouse_link", "m.0abc123"), ("m.0abc123", "spouse", "Bob"), ("Ann", "citizen_of", "Utopia")]
+    triples += [(f"Person {i}", f"rel_{i % 50}", "Utopia") for i in range(200)]  # Utopia: a hub
+    triples += [(f"Person {i}", "lives_in", f"Town {i}") for i in range(200)]
+    kg = KnowledgeGraph.from_triples(triples)
+    hood = neighbourhood(kg, [kg.entity_id("Ann")])
+    hops = {kg.relations[r]: int(h) for r, h in enumerate(hood.hops) if h}
+    assert hops == {"spouse_link": 1, "citizen_of": 1, "spouse": 2}
+    assert kg.triple(int(hood.examples[kg.relation_id("spouse")])) == ("m.0abc123", "spouse", "Bob")
+
+
+def test_without_a_neighbourhood_relations_rank_by_similarity_alone(freebase_like_kg, static_embedder):
+    from kgrag.methods.ultrag.relation_list import neighbourhood, rank_relations, relation_relevance
+    from kgrag.retrieval.triples import kg_vectors
+
+    kg = freebase_like_kg
+    vectors = kg_vectors(kg, static_embedder).relations()
+    question = static_embedder.encode(["which film genre"])[0]
+    empty = neighbourhood(kg, [])
+    ranked = rank_relations(relation_relevance(question, vectors, empty), empty, others=0)
+    assert len(ranked) == kg.num_relations and kg.relations[ranked[0]] == "film.film.genre"
+    near = neighbourhood(kg, [kg.entity_id("Titanic")])
+    assert len(rank_relations(relation_relevance(question, vectors, near), near, others=0)) == 4
 
 
 def test_a_smaller_context_setting_is_obeyed_and_a_larger_one_is_not(movies_kg):

@@ -64,6 +64,7 @@ from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_line
 from kgrag.methods.ultrag.dsl.repair import repair_directions
 from kgrag.methods.ultrag.dsl.unnamed import Candidate, named_candidates
 from kgrag.methods.ultrag.relation_list import (
+    Neighbourhood,
     longest_fitting,
     neighbourhood,
     rank_relations,
@@ -108,8 +109,9 @@ class UltragConfig(MethodConfig):
     # UNKNOWN_CONTEXT_WINDOW when it does not report one). Never more than the LLM's own window.
     context_tokens: Annotated[int | None, ClientRange(512, 32_768)] = None
     # when the list is chosen per question: relations that are not within 2 hops of the question's entities,
-    # listed at most (the closest names, in case the query needs an entity the question did not name)
-    other_relations: Annotated[int, ClientRange(0, 500)] = 10
+    # listed at most. 0: a query starting there cannot use them, and a close name that leads nowhere is what
+    # the local model picks (WebQSP, "who was Richard Nixon married to": people.marriage.spouse)
+    other_relations: Annotated[int, ClientRange(0, 500)] = 0
     # when the list is chosen per question: each relation's example fact is one near the question's entities
     # where there is one, so the model sees the direction (and spelling) its query needs
     question_examples: bool = True
@@ -150,7 +152,7 @@ class Ultrag(Method):
             return wanted or UNKNOWN_CONTEXT_WINDOW
         return min(known, wanted) if wanted else known
 
-    def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str]]:
+    def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str], Neighbourhood]:
         """For a relation list chosen per question: relation ids, most relevant first (the neighbourhood's and
         the ``other_relations`` best others; :mod:`kgrag.methods.ultrag.relation_list`), and the relation
         lines whose example fact is one near the question's entities (``question_examples``).
@@ -168,12 +170,12 @@ class Ultrag(Method):
         if self.config.question_examples:
             for rid in np.flatnonzero(hood.examples >= 0).tolist():
                 lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]))
-        return ranked, lines
+        return ranked, lines, hood
 
     def relations_for(
         self,
         render: Callable[[str], list[dict[str, str]]],
-        view: Callable[[], tuple[np.ndarray, dict[int, str]]],
+        view: Callable[[], tuple[np.ndarray, dict[int, str], Neighbourhood]],
     ) -> tuple[str, list[int], dict[str, int]]:
         """The relation list the query writer is shown: its text, its relation ids and the sizes that chose it.
 
@@ -181,7 +183,8 @@ class Ultrag(Method):
         reply's ``max_tokens`` stays within :meth:`context_window`. All relations in the KG's order, each with
         the KG's example fact, when they fit (``view`` is then never called, so nothing is embedded and the
         list is the same for every question); else the longest best-first prefix of the question's ranking
-        that fits (at least one relation), with the question's example facts, in the KG's order.
+        that fits (at least one relation), with the question's example facts, the relations at the question's
+        entities first.
         """
         assert self.llm is not None
         llm = self.llm
@@ -203,10 +206,10 @@ class Ultrag(Method):
         # more than MAX_CHARS_PER_TOKEN characters per token of the window cannot fit: no need to count them
         fits = limit == total and sum(map(len, kg_lines)) <= MAX_CHARS_PER_TOKEN * window
         if not (fits and tokens(text(shown, lines)) <= window):
-            ranked, lines = view()
+            ranked, lines, hood = view()
             best = ranked[:limit].tolist()
-            count = longest_fitting(len(best), lambda k: tokens(text(shown_order(best[:k]), lines)) <= window)
-            shown = shown_order(best[: max(1, count)])
+            count = longest_fitting(len(best), lambda k: tokens(text(shown_order(best[:k], hood), lines)) <= window)
+            shown = shown_order(best[: max(1, count)], hood)
         listed = text(shown, lines)
         sizes = {"relations_shown": len(shown), "relations": total, "tokens": tokens(listed), "window": window}
         return listed, shown, sizes

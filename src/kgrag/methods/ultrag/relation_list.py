@@ -19,14 +19,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgrag.graph.algorithms import k_hop
-from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.algorithms import incident_edges
+from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.methods.ultrag.dsl.unnamed import unnamed_entities
 
 HOP_BONUS = (0.3, 0.15)
 """Added to the cosine (MiniLM: unrelated names ~0.1, related ~0.4–0.6) of relations on an edge at a topic
 entity, resp. one step further out: enough to put a vaguely related relation where the query starts ahead
 of a similar one elsewhere, not enough to put an unrelated one ahead of a close match."""
+
+
+HUB_FACTOR = 10
+"""Entities with more than this many times the KG's median degree are hubs, not walked through for the second
+hop (WebQSP proxy: more than 20 edges; MetaQA: 40). A percentile would call the unnamed nodes of a KG whose
+entities mostly have one edge hubs."""
 
 
 @dataclass
@@ -43,23 +49,38 @@ class Neighbourhood:
         return not self.hops.any()
 
 
+def hub_degree(kg: KnowledgeGraph, factor: float = HUB_FACTOR) -> float:
+    """The degree above which an entity counts as a hub: ``factor`` times the median (computed once per KG)."""
+    return kg.resources.get(
+        ("dsl_hub_degree", factor),
+        lambda: factor * max(1.0, float(np.median(kg.degree("both")))) if kg.num_entities else 0.0,
+    )
+
+
 def neighbourhood(kg: KnowledgeGraph, topics: Sequence[int]) -> Neighbourhood:
-    """The relations within two hops of ``topics`` (both directions), with one example edge each."""
+    """The relations within two hops of ``topics`` (both directions), with one example edge each.
+
+    The second hop is taken only from neighbours that are not hubs (:func:`hub_degree`): past an unnamed
+    node or a film it is what a two-step query follows, past a country with a thousand edges it is most of
+    the KG's relations, and the relations the question needs drown in them (WebQSP, "who was Richard Nixon
+    married to": 84 relations within two hops, 76 of them through "United States of America")."""
     hops = np.zeros(kg.num_relations, dtype=np.int8)
     examples = np.full(kg.num_relations, -1, dtype=np.int64)
     if not len(topics) or not kg.num_triples:
         return Neighbourhood(hops, examples)
-    hood = k_hop(kg, np.asarray(topics, dtype=np.int64), 2)
-    dist = np.full(kg.num_entities, 3, dtype=np.int32)
-    dist[hood.nodes] = hood.distance
-    tids = hood.edges
+    seeds = unique_ints(np.asarray(topics, dtype=np.int64))
+    _, first, reached, _ = incident_edges(kg, seeds)
+    degree = kg.degree("both")
+    inner = unique_ints(reached[degree[reached] <= hub_degree(kg)].astype(np.int64))
+    _, second, _, _ = incident_edges(kg, inner)
+    tids = np.concatenate([first, second]).astype(np.int64)
+    near = np.concatenate([np.ones(len(first), np.int8), np.full(len(second), 2, np.int8)])
     heads, tails, rels = kg.heads[tids], kg.tails[tids], kg.rels[tids]
-    near = np.minimum(dist[heads], dist[tails]) + 1  # 1: the edge touches a topic
     unnamed = unnamed_entities(kg)
     order = np.lexsort((tids, unnamed[heads].astype(np.int8) + unnamed[tails], near, rels))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = rels[order][1:] != rels[order][:-1]
-    chosen = order[first]
+    first_of_relation = np.ones(len(order), dtype=bool)
+    first_of_relation[1:] = rels[order][1:] != rels[order][:-1]
+    chosen = order[first_of_relation]
     hops[rels[chosen]] = near[chosen]
     examples[rels[chosen]] = tids[chosen]
     return Neighbourhood(hops, examples)
@@ -107,14 +128,21 @@ def longest_fitting(count: int, fits: Callable[[int], bool]) -> int:
     return low
 
 
-def shown_order(relations: Sequence[int] | np.ndarray) -> list[int]:
-    """The relations in the order the prompt lists them: the KG's."""
-    return sorted(int(r) for r in relations)
+def shown_order(relations: Sequence[int] | np.ndarray, hood: Neighbourhood | None = None) -> list[int]:
+    """The relations in the order the prompt lists them: the KG's; with ``hood``, the ones at the question's
+    entities first, then those one step further, then the rest (a small model picks from the top of a
+    long list, and the query has to start with a relation at its entity)."""
+    if hood is None:
+        return sorted(int(r) for r in relations)
+    group = np.where(hood.hops == 0, 3, hood.hops)
+    return sorted((int(r) for r in relations), key=lambda r: (int(group[r]), r))
 
 
 __all__ = [
     "HOP_BONUS",
+    "HUB_FACTOR",
     "Neighbourhood",
+    "hub_degree",
     "longest_fitting",
     "neighbourhood",
     "rank_relations",
