@@ -377,8 +377,8 @@ def test_a_smaller_context_setting_is_obeyed_and_a_larger_one_is_not(movies_kg):
 
 
 def test_examples_come_from_the_kg_and_skip_unnamed_nodes(freebase_like_kg):
+    from kgrag.graph.identifiers import looks_like_identifier
     from kgrag.methods.ultrag.dsl import leaves, parse_and_validate
-    from kgrag.methods.ultrag.dsl.unnamed import looks_like_identifier
 
     for line in query_examples(freebase_like_kg).splitlines():
         check = parse_and_validate(line.split("Query: ")[1], freebase_like_kg)
@@ -390,18 +390,6 @@ def test_examples_come_from_the_kg_and_skip_unnamed_nodes(freebase_like_kg):
             freebase_like_kg.relation_id(r) for r in ("film.film.starring", "film.performance.actor",
                                                       "film.performance.character")
         }  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("name", "identifier"),
-    [("m.03l9ynf", True), ("g.121wt37c", True), ("_:b12", True), ("a3f9c2e1", True), ("1995", False),
-     ("1980s", False), ("AM1200", False), ("R2D2", False), ("Se7en", False), ("F/X2", False),
-     ("Kate Winslet", False), ("m.0 abc", False)],
-)  # fmt: skip
-def test_identifiers_are_told_from_names(name, identifier):
-    from kgrag.methods.ultrag.dsl.unnamed import looks_like_identifier
-
-    assert looks_like_identifier(name) is identifier
 
 
 def test_the_arbitrator_is_offered_named_entities_past_an_unnamed_node(freebase_like_kg, static_embedder):

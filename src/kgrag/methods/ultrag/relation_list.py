@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kgrag.graph.algorithms import incident_edges
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
-from kgrag.methods.ultrag.dsl.unnamed import unnamed_entities
 
 HOP_BONUS = (0.3, 0.15)
 """Added to the cosine (MiniLM: unrelated names ~0.1, related ~0.4–0.6) of relations on an edge at a topic

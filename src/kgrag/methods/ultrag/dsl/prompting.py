@@ -16,11 +16,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
 from kgrag.methods.ultrag.dsl.printer import format_entity, format_relation
-from kgrag.methods.ultrag.dsl.unnamed import unnamed_entities
 
 _WORDY = re.compile(r"[^\W\d_]{2}")
 _NAMESPACE_SEPARATORS = re.compile(r"[./#:]")

@@ -1,51 +1,22 @@
-"""Unnamed intermediate nodes: telling them apart, and stepping past them to the named entities they link.
+"""Stepping past unnamed intermediate nodes to the named entities they link, for the arbitrator.
 
 KGs exported from Freebase (and RDF graphs with blank nodes) join n-ary facts through nodes that have no
-name of their own — a *compound value* (CVT) such as ``m.0cr320w``, standing for "Anna Bligh held the office
-X for district Y from 2006 to 2012". Ingest names such a node by its identifier. A query that stops on it
+name of their own (a CVT such as ``m.0cr320w``: "Anna Bligh held the office X for district Y"; which names
+are identifiers is :mod:`kgrag.graph.identifiers`' call). A query that stops on one
 (``"Samsung Group" -> organization.organization.headquarters``) scores the identifier, and an arbitrator
-shown ``m.03l9ynf (1.00)`` can neither read it nor give it as an answer: the named entities one step
-beyond it (``Suwon``, through ``location.mailing_address.citytown``) are what the question asks for.
-
-Whether a name is an identifier is read from its spelling, with no list of any KG's prefixes: one token
-made of a short namespace and an identifier that holds digits (``m.0abc12``, ``g.11b6``, ``_:b12``,
-``wd:Q42``), or letters and digits alternating at least four times with no namespace (``a3f9c2e1``).
-Years, decades and codes (``1995``, ``1980s``, ``AM1200``, ``R2D2``) are not identifiers.
+shown ``m.03l9ynf (1.00)`` can neither read it nor give it as an answer: the named entities one step beyond
+it (``Suwon``, through ``location.mailing_address.citytown``) are what the question asks for.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from kgrag.graph.algorithms import incident_edges
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
-
-_NAMESPACED = re.compile(r"(?:[A-Za-z]{1,3}[.:/]|_:)(?=[\w-]*\d)[\w-]{3,}")
-_RUNS = re.compile(r"\d+|[^\W\d_]+")
-
-
-def looks_like_identifier(name: str) -> bool:
-    """True for names that are machine identifiers rather than names (``m.0abc12``: yes; ``1980s``: no).
-
-    >>> [looks_like_identifier(n) for n in ("m.03l9ynf", "_:b12", "a3f9c2e1", "1980s", "AM1200", "Se7en")]
-    [True, True, True, False, False, False]
-    """
-    if not name or any(c.isspace() for c in name):
-        return False
-    if _NAMESPACED.fullmatch(name):
-        return True
-    return len(name) >= 6 and len(_RUNS.findall(name)) >= 4 and name.isalnum()
-
-
-def unnamed_entities(kg: KnowledgeGraph) -> np.ndarray:
-    """Boolean array over ``kg``'s entities: True where the name is an identifier (computed once per KG)."""
-    return kg.resources.get(
-        "dsl_unnamed_entities",
-        lambda: np.fromiter((looks_like_identifier(n) for n in kg.entities), dtype=bool, count=kg.num_entities),
-    )
 
 
 @dataclass(frozen=True)
@@ -110,4 +81,4 @@ def named_candidates(
     return out if out else leftover[:limit]
 
 
-__all__ = ["Candidate", "looks_like_identifier", "named_candidates", "unnamed_entities"]
+__all__ = ["Candidate", "named_candidates"]
