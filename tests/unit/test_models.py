@@ -47,6 +47,28 @@ def test_scripted_rules_replay_in_order_and_fail_loudly():
         llm.generate("z", name="other")
 
 
+def test_prompt_token_counts_err_high_and_pass_through_the_service_wrapper():
+    """A method fitting a prompt to ``context_window`` counts with the backend's tokenizer where there is one;
+    the service's concurrency wrapper must not hide it behind the base class's estimate."""
+    from kgrag.service.limits import ConcurrencyLimitedLLM
+
+    class Tokenized(ScriptedLLM):
+        context_window = 1000
+
+        def count_tokens(self, text):
+            return len(text.split())
+
+    plain = ScriptedLLM({"rules": [], "default": "x"})
+    assert plain.context_window is None
+    assert plain.count_tokens("m.0abc12 m.0def34") >= 7  # ~2.5 characters a token: identifiers split finely
+    messages = [{"role": "system", "content": "a b"}, {"role": "user", "content": "c"}]
+    inner = Tokenized({"rules": [], "default": "x"})
+    wrapped = ConcurrencyLimitedLLM(inner)
+    assert wrapped.context_window == 1000
+    assert wrapped.count_tokens("one two three") == 3
+    assert wrapped.count_prompt_tokens(messages) == inner.count_prompt_tokens(messages) > 3  # + chat markup
+
+
 def test_cache_hits_are_free_and_reproducible(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     llm = ScriptedLLM(SCRIPT, cache=cache)

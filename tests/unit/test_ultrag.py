@@ -15,12 +15,37 @@ from kgrag.methods.ultrag import Ultrag
 from kgrag.methods.ultrag.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
 from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_lines
 from kgrag.models.llm.scripted import ScriptedLLM
-from kgrag.prompts import load_prompt
 from tests.conftest import run_cli
 
 
 def _llm(*rules, default=None):
     return ScriptedLLM({"rules": list(rules), "default": default})
+
+
+class RecordingLLM(ScriptedLLM):
+    """A scripted LLM that reports a context window and keeps every call's messages and grammar."""
+
+    def __init__(self, *rules, default="x", context_window=4096):
+        super().__init__({"rules": list(rules), "default": default})
+        self.context_window = context_window
+        self.calls = []
+
+    def _generate(self, messages, params):
+        self.calls.append((self._current_name, messages, params))
+        return super()._generate(messages, params)
+
+    def messages(self, name):
+        return [m for n, m, _ in self.calls if n == name]
+
+
+class NoEmbedder:
+    """Fails the test if anything is embedded."""
+
+    id = "none"
+    dim = 8
+
+    def encode(self, texts, **kwargs):
+        raise AssertionError(f"nothing should be embedded here: {list(texts)[:3]}")
 
 
 def _steps(answer):
@@ -121,16 +146,17 @@ def test_topics_are_named_to_the_query_writer(movies_kg):
 
 
 def test_query_prompt_prefix_is_identical_across_questions(movies_kg):
-    method = Ultrag(movies_kg, llm=_llm(default="x"))
-    relations, examples = method._relation_prompt
-    prompt = load_prompt("ultrag_query")
-    fixed = {"relations": relations, "examples": examples, "topics": "", "feedback": ""}
-    a = prompt.render(question="who directed Heat", **fixed)
-    b = prompt.render(question="when was Alien released", **fixed)
-    assert a[0] == b[0] and a[0]["role"] == "system"  # relation list and examples live in the fixed part
-    for rel in movies_kg.relations:
-        assert rel in a[0]["content"]
-    assert "who directed Heat" not in a[0]["content"]
+    """Rules and examples come first and do not depend on the question; so does the whole relation list
+    when it fits, and then no relation is ranked (a small KG never loads an embedder for it)."""
+    llm = RecordingLLM(context_window=4096)
+    method = Ultrag(movies_kg, llm=llm, embedder=NoEmbedder(), fallback="none", retries=0)
+    method.answer("who directed Heat")
+    method.answer("when was Alien released")
+    (sys_a, user_a), (sys_b, user_b) = llm.messages("ultrag_query")
+    assert sys_a == sys_b and "who directed Heat" not in sys_a["content"]
+    relations = user_a["content"].split("\n\n")[0]
+    assert user_b["content"].startswith(relations)  # the list, in the KG's order, before the question
+    assert [line.split(":")[0][2:] for line in relations.splitlines()[1:]] == list(movies_kg.relations)
 
 
 def test_query_examples_are_valid_queries_of_the_kg(movies_kg):
@@ -154,7 +180,9 @@ def test_relation_lines_show_both_directions(movies_kg):
 def test_grammar_only_for_llamacpp_models(movies_kg):
     assert Ultrag(movies_kg, llm=_llm(default="x"))._use_grammar() is False
     assert Ultrag(movies_kg, llm=_llm(default="x"), grammar="on")._use_grammar() is True
-    assert Ultrag(movies_kg, llm=_llm(default="x")).query_grammar.startswith("root ::= query")
+    llm = RecordingLLM()
+    Ultrag(movies_kg, llm=llm, grammar="on", fallback="none", retries=0).answer("who directed Heat")
+    assert llm.calls[0][2].grammar.startswith("root ::= query")
 
 
 def test_retrieve_needs_a_query(movies_kg):
@@ -239,3 +267,180 @@ def test_cli_retrieve_and_ask_with_a_scripted_llm(tmp_path):
 
 def test_movies_kg_fixture_unchanged(movies_kg):
     assert isinstance(movies_kg, KnowledgeGraph)
+
+
+# ---------------------------------------------------------------------- a KG it has never seen
+def _freebase_like_kg(relations: int = 800) -> KnowledgeGraph:
+    """Many namespaced relations, each more frequent than the one the question needs (which comes last in the
+    KG's order), and an unnamed node (``m.0abc123``) joining a film to its cast."""
+    triples = []
+    for i in range(relations - 4):
+        rel = f"domain{i % 40}.type{i}.property_{i}"
+        triples += [(f"Thing {i} {j}", rel, f"Other {i} {j}") for j in range(3)]
+    triples += [
+        ("Titanic", "film.film.starring", "m.0abc123"),
+        ("m.0abc123", "film.performance.actor", "Kate Winslet"),
+        ("m.0abc123", "film.performance.character", "Rose"),
+        ("Titanic", "film.film.genre", "Romance Film"),
+        ("The Big Lebowski", "film.film.genre", "Comedy Film"),  # the KG-wide example fact of film.film.genre
+    ]
+    kg = KnowledgeGraph.from_triples(triples)
+    assert kg.num_relations == relations
+    return kg
+
+
+@pytest.fixture(scope="module")
+def freebase_like_kg():
+    return _freebase_like_kg()
+
+
+@pytest.fixture(scope="module")
+def static_embedder():
+    from kgrag.models.embeddings import load_embedder
+
+    return load_embedder("static")
+
+
+def _shown_relations(user_message: str) -> list[str]:
+    block = user_message.split("\n\n")[0].splitlines()[1:]
+    return [line[2:].split(":")[0] for line in block]
+
+
+@pytest.mark.parametrize("topics", [["Titanic"], []], ids=["topic given", "topic linked"])
+def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_like_kg, static_embedder, topics):
+    kg = freebase_like_kg
+    llm = RecordingLLM(context_window=2048)
+    method = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, grammar="on", other_relations=0)
+    method.answer("what genre is the film Titanic", topics)
+    _, messages, params = llm.calls[0]
+    shown = _shown_relations(messages[1]["content"])
+    assert "film.film.genre" in shown and 1 < len(shown) < kg.num_relations
+    assert "film.performance.actor" in shown  # two hops out, past the unnamed node
+    assert llm.count_prompt_tokens(messages) + params.max_tokens <= 2048
+    # the question's own fact shows the direction; only the relations around the question's entity are listed
+    assert '- film.film.genre: "Titanic" -> film.film.genre gives "Romance Film"; ' in messages[1]["content"]
+    assert len(shown) == 4  # linked from the question when not given
+    attempt = method.answer("what genre is the film Titanic", topics).trace[0].outputs["attempts"][0]
+    assert attempt["relations_shown"] == len(shown) and attempt["tokens"] <= attempt["window"] == 2048
+    # the grammar offers exactly the relations the prompt shows, both directions
+    grammar_relations = params.grammar.split("rel ::= ")[1].splitlines()[0].split(" | ")
+    assert sorted(r.strip('"') for r in grammar_relations) == sorted(shown + [r + "_inv" for r in shown])
+
+
+def test_relation_list_grows_with_the_context_window(freebase_like_kg, static_embedder):
+    def shown(**settings):
+        llm = RecordingLLM(context_window=settings.pop("window", 8192))
+        method = Ultrag(freebase_like_kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, **settings)
+        method.answer("what genre is the film Titanic", ["Titanic"])
+        return _shown_relations(llm.calls[0][1][1]["content"])
+
+    sizes = [len(shown(window=w, other_relations=500)) for w in (1024, 2048, 8192)]
+    assert sizes[0] < sizes[1] < sizes[2] < freebase_like_kg.num_relations
+    near = shown()  # the neighbourhood's 4 relations only, the ones at the topic first
+    assert near == ["film.film.starring", "film.film.genre", "film.performance.actor", "film.performance.character"]
+    wider = shown(other_relations=10)  # and the 10 closest others after them
+    assert len(wider) == 14 and wider[:4] == near
+    assert len(shown(max_relations=2, other_relations=10)) == 2
+
+
+def test_the_second_hop_goes_past_small_nodes_but_not_through_hubs():
+    from kgrag.methods.ultrag.relation_list import neighbourhood
+
+    triples = [("Ann", "spouse_link", "m.0abc123"), ("m.0abc123", "spouse", "Bob"), ("Ann", "citizen_of", "Utopia")]
+    triples += [(f"Person {i}", f"rel_{i % 50}", "Utopia") for i in range(200)]  # Utopia: a hub
+    triples += [(f"Person {i}", "lives_in", f"Town {i}") for i in range(200)]
+    kg = KnowledgeGraph.from_triples(triples)
+    hood = neighbourhood(kg, [kg.entity_id("Ann")])
+    hops = {kg.relations[r]: int(h) for r, h in enumerate(hood.hops) if h}
+    assert hops == {"spouse_link": 1, "citizen_of": 1, "spouse": 2}
+    assert kg.triple(int(hood.examples[kg.relation_id("spouse")])) == ("m.0abc123", "spouse", "Bob")
+
+
+def test_without_a_neighbourhood_relations_rank_by_similarity_alone(freebase_like_kg, static_embedder):
+    from kgrag.methods.ultrag.relation_list import neighbourhood, rank_relations, relation_relevance
+    from kgrag.retrieval.triples import kg_vectors
+
+    kg = freebase_like_kg
+    vectors = kg_vectors(kg, static_embedder).relations()
+    question = static_embedder.encode(["which film genre"])[0]
+    empty = neighbourhood(kg, [])
+    ranked = rank_relations(relation_relevance(question, vectors, empty), empty, others=0)
+    assert len(ranked) == kg.num_relations and kg.relations[ranked[0]] == "film.film.genre"
+    near = neighbourhood(kg, [kg.entity_id("Titanic")])
+    assert len(rank_relations(relation_relevance(question, vectors, near), near, others=0)) == 4
+
+
+def test_a_smaller_context_setting_is_obeyed_and_a_larger_one_is_not(movies_kg):
+    assert Ultrag(movies_kg, llm=RecordingLLM(context_window=4096), context_tokens=1024).context_window() == 1024
+    assert Ultrag(movies_kg, llm=RecordingLLM(context_window=4096), context_tokens=8192).context_window() == 4096
+    assert Ultrag(movies_kg, llm=RecordingLLM(context_window=None)).context_window() == 8192
+
+
+def test_examples_come_from_the_kg_and_skip_unnamed_nodes(freebase_like_kg):
+    from kgrag.graph.identifiers import looks_like_identifier
+    from kgrag.methods.ultrag.dsl import leaves, parse_and_validate
+
+    for line in query_examples(freebase_like_kg).splitlines():
+        check = parse_and_validate(line.split("Query: ")[1], freebase_like_kg)
+        assert check.ok, line
+        for name in leaves(check.query):
+            assert freebase_like_kg.find_entity(name) is not None and not looks_like_identifier(name)
+    for rid in range(freebase_like_kg.num_relations):
+        assert "m.0abc123" not in relation_lines(freebase_like_kg, [rid]) or rid in {
+            freebase_like_kg.relation_id(r) for r in ("film.film.starring", "film.performance.actor",
+                                                      "film.performance.character")
+        }  # fmt: skip
+
+
+def test_the_arbitrator_is_offered_named_entities_past_an_unnamed_node(freebase_like_kg, static_embedder):
+    llm = RecordingLLM(
+        {"prompt": "ultrag_query", "response": '"Titanic" -> film.film.starring'},
+        {"prompt": "ultrag_answer", "response": "<answers>Kate Winslet</answers>"},
+        context_window=8192,
+    )
+    ans = Ultrag(freebase_like_kg, llm=llm, embedder=static_embedder, fallback="none").answer(
+        "who starred in Titanic", ["Titanic"]
+    )
+    assert ans.answers == ["Kate Winslet"]
+    offered = llm.messages("ultrag_answer")[0][1]["content"]
+    assert "Kate Winslet (1.00, by film.performance.actor)" in offered
+    assert "Rose (1.00, by film.performance.character)" in offered
+    assert "m.0abc123" not in offered and '"Titanic"' in offered and "Titanic (" not in offered
+    facts = {ev.text for ev in ans.evidence}
+    assert facts == {
+        "Titanic film.film.starring m.0abc123",
+        "m.0abc123 film.performance.actor Kate Winslet",
+        "m.0abc123 film.performance.character Rose",
+    }
+    assert ans.grounded
+
+
+def test_a_query_through_an_unnamed_node_returns_named_entities(freebase_like_kg):
+    evidence = Ultrag(freebase_like_kg, query='"Titanic" -> film.film.starring -> film.performance.actor').retrieve("x")
+    assert [ev.text for ev in evidence] == [  # the answer's side first
+        "m.0abc123 film.performance.actor Kate Winslet",
+        "Titanic film.film.starring m.0abc123",
+    ]
+
+
+def test_unnamed_nodes_stay_when_nothing_named_is_next_to_them():
+    import numpy as np
+
+    from kgrag.methods.ultrag.dsl.unnamed import named_candidates
+
+    kg = KnowledgeGraph.from_triples([("Heat", "has_node", "m.0abc123"), ("Heat", "year", "1995")])
+    cvt = kg.entity_id("m.0abc123")
+    passed = np.zeros(kg.num_entities, dtype=bool)
+    passed[kg.entity_id("Heat")] = True
+    only = named_candidates(kg, np.array([cvt]), np.array([1.0]), exclude=passed)
+    assert [(c.entity, c.via) for c in only] == [(cvt, None)]
+    year = kg.entity_id("1995")
+    both = named_candidates(kg, np.array([cvt, year]), np.array([1.0, 0.5]), exclude=passed)
+    assert [c.entity for c in both] == [year]
+
+
+def test_the_fallback_is_built_once_with_its_own_defaults(movies_kg):
+    method = Ultrag(movies_kg, llm=_llm(default="x"), fallback="kaping")
+    other = method._fallback_method("kaping")
+    assert other is method._fallback_method("kaping")
+    assert other.config == type(other.config)()  # nothing of ULTRAG's settings (or any KG's tuning) passed on

@@ -37,6 +37,7 @@ class ConcurrencyLimitedLLM(LLM):
         self.limit = limit
         self.wait = wait
         self.model_id = inner.model_id
+        self.context_window = inner.context_window
         self._slots = threading.BoundedSemaphore(limit)
         self._lock = threading.Lock()
         self.active = 0
@@ -63,6 +64,9 @@ class ConcurrencyLimitedLLM(LLM):
         except Exception as exc:
             log.warning("%s failed", self.model_id, exc_info=True)
             raise LLMError(f"{self.model_id} gave no usable response ({type(exc).__name__}: {exc})") from exc
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)  # the backend's tokenizer, not the base class's estimate
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:  # pragma: no cover
         raise NotImplementedError("generate() delegates to the wrapped LLM")

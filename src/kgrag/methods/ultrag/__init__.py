@@ -1,11 +1,14 @@
 """ULTRAG (Georgiev et al.): the LLM writes a logical query, an executor runs it, the LLM arbitrates.
 
 1. Query writer (LLM call 1): question + the KG's relations → one query in the DSL of
-   :mod:`kgrag.methods.ultrag.dsl` (``AND("e1" -> r1_inv, "e2" -> r2) -> r3``).  The relation list and examples
-   sit in the system message and depend only on the KG, so every question reuses the same prompt prefix.
-   With a llama.cpp model the output is constrained by a GBNF grammar over the KG's relations.  A query that
-   does not parse or validate is sent back once with the error; if it is still unusable (or runs empty)
-   the method falls back to a generic retriever (``frag`` when registered, else ``kaping``).
+   :mod:`kgrag.methods.ultrag.dsl` (``AND("e1" -> r1_inv, "e2" -> r2) -> r3``).  Rules and examples sit in the
+   system message and depend only on the KG, so every question reuses that prompt prefix.  The relation list
+   follows in the user message: every relation when the list fits the LLM's context window, else the ones
+   most relevant to the question that fit (:mod:`kgrag.methods.ultrag.relation_list`; not in the paper,
+   whose GPT-5 prompt lists them all).  With a llama.cpp model the output is constrained by a GBNF grammar
+   over the relations shown.  A query that does not parse or validate is sent back once with the error; if
+   it is still unusable (or runs empty) the method falls back to a generic retriever (``frag`` when
+   registered, else ``kaping``), built with its defaults only.
 2. Leaves are linked to fuzzy sets (exact names crisp, others by the Gaussian kernel, σ = 0.1).  Not in the
    paper: a projection that reaches nothing in the KG while its inverse does is flipped (small models often
    get a relation's direction wrong; :mod:`kgrag.methods.ultrag.dsl.repair`).
@@ -13,7 +16,9 @@
    symbolic executor; 5,000 for the neural one, measured better and faster on MetaQA).
 4. An executor scores every entity of that subgraph: ``symbolic`` (fuzzy sets, max-product projection,
    product AND) or ``neural`` (ULTRAQUERY in plain torch, extra ``[neural]``).
-5. Arbitrator (LLM call 2): the top-50 entities with their probabilities → final answers.
+5. Arbitrator (LLM call 2): the top-50 entities with their probabilities → final answers.  An unnamed node
+   among them (a Freebase CVT such as ``m.0abc12``) is replaced by the named entities next to it, shown with
+   the relation that links them (:mod:`kgrag.methods.ultrag.dsl.unnamed`).
    The decider always stops after one round, as in the paper's ULTRAG-OTS.
 
 ``retrieve`` cannot write a query without an LLM: it runs the query given with ``--set query=...`` and
@@ -22,12 +27,13 @@ returns the supporting triples of the best answers, and returns nothing when no 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cached_property
+from collections.abc import Callable, Sequence
+from functools import cache, cached_property
 from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods.base import (
     Method,
@@ -54,13 +60,30 @@ from kgrag.methods.ultrag.dsl import (
 )
 from kgrag.methods.ultrag.dsl.anchors import link_leaves, seed_distribution, seppr_subgraph
 from kgrag.methods.ultrag.dsl.printer import format_entity
-from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_lines
+from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_line
 from kgrag.methods.ultrag.dsl.repair import repair_directions
+from kgrag.methods.ultrag.dsl.unnamed import Candidate, named_candidates
+from kgrag.methods.ultrag.relation_list import (
+    Neighbourhood,
+    longest_fitting,
+    neighbourhood,
+    rank_relations,
+    relation_relevance,
+    shown_order,
+)
+from kgrag.prompts import load_prompt
 from kgrag.retrieval.topics import resolve_topics
-from kgrag.retrieval.triples import triples_as_evidence
+from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
 from kgrag.types import Evidence
 
 DEFAULT_TOP_NODES = {"symbolic": 30_000, "neural": 5_000}
+UNKNOWN_CONTEXT_WINDOW = 8192
+"""Context assumed for an LLM that does not report its own (OpenAI-compatible endpoints): what every current
+hosted model holds; ``context_tokens`` raises it."""
+MAX_CHARS_PER_TOKEN = 8
+"""More characters than any tokenizer packs into one token of such text (Qwen, English names: ~4)."""
+MAX_FEEDBACK_CHARS = 800
+"""The retry's error message is cut here so that it cannot crowd the relation list out of the prompt."""
 
 
 class UltragConfig(MethodConfig):
@@ -80,7 +103,18 @@ class UltragConfig(MethodConfig):
     repair_directions: bool = True  # flip projections that reach nothing when the other direction does
     top_answers: Annotated[int, ClientRange(1, 100)] = 50  # entities shown to the arbitrator
     explain_answers: Annotated[int, ClientRange(1, 50)] = 10  # best entities whose supporting triples are evidence
-    max_relations: Annotated[int, ClientRange(1, 500)] = 200  # relations listed to the query writer
+    # relations listed to the query writer at most; None: as many as fit the context window (all when they fit)
+    max_relations: Annotated[int | None, ClientRange(1, 5000)] = None
+    # tokens the query writer's prompt and reply may take together; None: the LLM's context window (or
+    # UNKNOWN_CONTEXT_WINDOW when it does not report one). Never more than the LLM's own window.
+    context_tokens: Annotated[int | None, ClientRange(512, 32_768)] = None
+    # when the list is chosen per question: relations that are not within 2 hops of the question's entities,
+    # listed at most. 0: a query starting there cannot use them, and a close name that leads nowhere is what
+    # the local model picks (WebQSP, "who was Richard Nixon married to": people.marriage.spouse)
+    other_relations: Annotated[int, ClientRange(0, 500)] = 0
+    # when the list is chosen per question: each relation's example fact is one near the question's entities
+    # where there is one, so the model sees the direction (and spelling) its query needs
+    question_examples: bool = True
     fallback: MethodSetting = "frag"  # retriever used when no usable query: a method name, or "none"
     fallback_top: Annotated[int, ClientRange(1, 100)] = 30  # evidence items given to the fallback answer prompt
 
@@ -98,10 +132,6 @@ class Ultrag(Method):
     def linker(self) -> HybridLinker:
         return HybridLinker(self.kg)
 
-    @cached_property
-    def query_grammar(self) -> str | None:
-        return query_grammar(self.kg)
-
     def _use_grammar(self) -> bool:
         if self.config.grammar == "off":
             return False
@@ -110,14 +140,79 @@ class Ultrag(Method):
         return bool(self.llm is not None and str(getattr(self.llm, "model_id", "")).startswith("llamacpp:"))
 
     @cached_property
-    def _relation_prompt(self) -> tuple[str, str]:
-        """(relation list, examples) for the query writer: fixed per KG, so the prompt prefix is too."""
-        rels = np.arange(self.kg.num_relations)
-        if len(rels) > self.config.max_relations:
-            # too many to list: the most frequent ones (still question-independent)
-            counts = np.bincount(self.kg.rels, minlength=self.kg.num_relations)
-            rels = np.sort(np.argsort(-counts, kind="stable")[: self.config.max_relations])
-        return relation_lines(self.kg, rels.tolist()), query_examples(self.kg)
+    def _examples(self) -> str:
+        """The query writer's examples: built from this KG's facts once, the same for every question."""
+        return query_examples(self.kg)
+
+    def context_window(self) -> int:
+        """Tokens the query writer's prompt and reply may take together (see ``context_tokens``)."""
+        known = getattr(self.llm, "context_window", None)
+        wanted = self.config.context_tokens
+        if known is None:
+            return wanted or UNKNOWN_CONTEXT_WINDOW
+        return min(known, wanted) if wanted else known
+
+    def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str], Neighbourhood]:
+        """For a relation list chosen per question: relation ids, most relevant first (the neighbourhood's and
+        the ``other_relations`` best others; :mod:`kgrag.methods.ultrag.relation_list`), and the relation
+        lines whose example fact is one near the question's entities (``question_examples``).
+
+        Without topic entities the question's linked mentions stand in for them: the neighbourhood is a
+        ranking hint, so a wrong link costs little."""
+        if not topics:
+            topics = resolve_topics(self.kg, question, (), linker=self.linker)
+        hood = neighbourhood(self.kg, topics)
+        vectors = kg_vectors(self.kg, self.text_embedder).relations()
+        question_vector = self.text_embedder.encode([question])[0]
+        scores = relation_relevance(question_vector, vectors, hood)
+        ranked = rank_relations(scores, hood, others=self.config.other_relations)
+        lines: dict[int, str] = {}
+        if self.config.question_examples:
+            for rid in np.flatnonzero(hood.examples >= 0).tolist():
+                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]))
+        return ranked, lines, hood
+
+    def relations_for(
+        self,
+        render: Callable[[str], list[dict[str, str]]],
+        view: Callable[[], tuple[np.ndarray, dict[int, str], Neighbourhood]],
+    ) -> tuple[str, list[int], dict[str, int]]:
+        """The relation list the query writer is shown: its text, its relation ids and the sizes that chose it.
+
+        ``render(list text)`` gives the prompt's messages; a list fits when the counted prompt plus the
+        reply's ``max_tokens`` stays within :meth:`context_window`. All relations in the KG's order, each with
+        the KG's example fact, when they fit (``view`` is then never called, so nothing is embedded and the
+        list is the same for every question); else the longest best-first prefix of the question's ranking
+        that fits (at least one relation), with the question's example facts, the relations at the question's
+        entities first.
+        """
+        assert self.llm is not None
+        llm = self.llm
+        window = self.context_window()
+        reply = load_prompt("ultrag_query").max_tokens
+        kg_lines = self.kg.resources.get(
+            "dsl_relation_lines", lambda: [relation_line(self.kg, r) for r in range(self.kg.num_relations)]
+        )
+
+        def text(relations: list[int], lines: dict[int, str]) -> str:
+            return "\n".join(lines.get(r, kg_lines[r]) for r in relations)
+
+        def tokens(listed: str) -> int:
+            return llm.count_prompt_tokens(render(listed)) + reply
+
+        total = self.kg.num_relations
+        limit = min(total, self.config.max_relations or total)
+        shown, lines = list(range(total)), {}
+        # more than MAX_CHARS_PER_TOKEN characters per token of the window cannot fit: no need to count them
+        fits = limit == total and sum(map(len, kg_lines)) <= MAX_CHARS_PER_TOKEN * window
+        if not (fits and tokens(text(shown, lines)) <= window):
+            ranked, lines, hood = view()
+            best = ranked[:limit].tolist()
+            count = longest_fitting(len(best), lambda k: tokens(text(shown_order(best[:k], hood), lines)) <= window)
+            shown = shown_order(best[: max(1, count)], hood)
+        listed = text(shown, lines)
+        sizes = {"relations_shown": len(shown), "relations": total, "tokens": tokens(listed), "window": window}
+        return listed, shown, sizes
 
     def make_executor(self, nodes: np.ndarray | None) -> FuzzyExecutor:
         if self.config.executor == "neural":
@@ -126,35 +221,36 @@ class Ultrag(Method):
 
     # ------------------------------------------------------------------ steps
     def _write_query(self, question: str, topics: list[int], trace: Trace) -> Query | None:
-        relations, examples = self._relation_prompt
         topic_line = ""
         if topics:
             topic_line = "Entities named in the question: " + ", ".join(
                 format_entity(self.kg.entities[t]) for t in topics
             )
             topic_line += "\n"
-        grammar = self.query_grammar if self._use_grammar() else None
+        prompt = load_prompt("ultrag_query")
+        view = cache(lambda: self.question_view(question, topics))  # once per question, and only if needed
         note = ""
-        with trace.step("write_query", grammar=grammar is not None) as step:
+        with trace.step("write_query", grammar=self._use_grammar()) as step:
             attempts: list[dict[str, Any]] = []
             for attempt in range(self.config.retries + 1):
-                text, _ = self.call_prompt(
-                    "ultrag_query",
-                    grammar=grammar,
-                    relations=relations,
-                    examples=examples,
-                    topics=topic_line,
-                    question=question,
-                    feedback=note,
-                )
+                values = {"examples": self._examples, "topics": topic_line, "question": question, "feedback": note}
+
+                def render(listed: str, values: dict[str, str] = values) -> list[dict[str, str]]:
+                    return prompt.render(relations=listed, **values)
+
+                listed, shown, sizes = self.relations_for(render, view)
+                grammar = query_grammar(self.kg, shown) if self._use_grammar() else None
+                text, _ = self.call_prompt("ultrag_query", grammar=grammar, relations=listed, **values)
                 candidate = extract_query(text)
                 check = parse_and_validate(candidate, self.kg)
-                attempts.append({"output": text, "query": candidate, "errors": check.errors, "notes": check.notes})
+                attempts.append(
+                    {"output": text, "query": candidate, "errors": check.errors, "notes": check.notes, **sizes}
+                )
                 if check.ok:
                     assert check.query is not None
                     step.outputs.update({"query": format_query(check.query), "valid": True, "attempts": attempts})
                     return check.query
-                note = feedback(candidate or text, check) + "\n"
+                note = feedback(candidate or text, check)[:MAX_FEEDBACK_CHARS] + "\n"
                 if attempt == self.config.retries:
                     break
             step.outputs.update({"query": None, "valid": False, "attempts": attempts})
@@ -198,28 +294,42 @@ class Ultrag(Method):
             step.outputs["nonzero"] = int((execution.scores > 0).sum())
         return query, execution
 
+    def candidates(self, query: Query, execution: Execution, k: int) -> list[Candidate]:
+        """The ``k`` best entities for the arbitrator and the evidence: the executor's ranking with unnamed
+        nodes (a CVT the query stopped on) replaced by the named entities next to them, except those the
+        query passed through on its way there."""
+        ids, scores = execution.top(k)
+        passed = np.zeros(self.kg.num_entities, dtype=bool)
+        for node, x in execution.intermediate.items():
+            if node != query:
+                passed |= x > 0
+        return named_candidates(self.kg, ids, scores, exclude=passed, limit=k)
+
     def evidence_for(self, query: Query, execution: Execution) -> list[Evidence]:
-        """Supporting triples of the ``explain_answers`` best entities (each triple once, best answer first)."""
-        ids, scores = execution.top(self.config.explain_answers)
+        """Supporting triples of the ``explain_answers`` best candidates (each triple once, best first); a
+        candidate reached past an unnamed node brings that node's support and the triple that reached it."""
         tids: list[int] = []
         tscore: list[float] = []
         unsupported: list[Evidence] = []
-        for eid, score in zip(ids.tolist(), scores.tolist()):
-            found = supporting_triples(self.kg, query, execution, eid, mask=execution.mask)
+        for cand in self.candidates(query, execution, self.config.explain_answers):
+            reached = cand.entity if cand.via is None else _other_end(self.kg, cand.via, cand.entity)
+            found = supporting_triples(self.kg, query, execution, reached, mask=execution.mask)
+            if cand.via is not None:
+                found.append(cand.via)
             if not found:
-                name = self.kg.entities[eid]
+                name = self.kg.entities[cand.entity]
                 unsupported.append(
                     Evidence(
-                        text=f"{name} (score {score:.3f}; no KG edge supports it: inferred by the executor)",
+                        text=f"{name} (score {cand.score:.3f}; no KG edge supports it: inferred by the executor)",
                         entities=[name],
-                        score=round(score, 4),
+                        score=round(cand.score, 4),
                         source="execute",
                     )
                 )
             for t in found:
                 if t not in tids:
                     tids.append(t)
-                    tscore.append(score)
+                    tscore.append(cand.score)
         evidence = triples_as_evidence(self.kg, np.asarray(tids, np.int64), np.asarray(tscore), source="execute")
         return evidence + unsupported
 
@@ -230,10 +340,21 @@ class Ultrag(Method):
         if name not in registry:
             name = "kaping"
         with trace.step("fallback", method=name) as step:
-            other = registry.get(name)(self.kg, llm=None, embedder=self.embedder)
-            evidence = other.retrieve(question, topic_entities)[: self.config.fallback_top]
+            evidence = self._fallback_method(name).retrieve(question, topic_entities)[: self.config.fallback_top]
             step.outputs["evidence"] = len(evidence)
         return evidence
+
+    @cached_property
+    def _fallbacks(self) -> dict[str, Method]:
+        return {}
+
+    def _fallback_method(self, name: str) -> Method:
+        """The fallback retriever, built once per method instance (its indexes and models load once) with its
+        own defaults and nothing of this method's settings: it must work on any KG, and whatever a setting
+        tuned for one KG would be, it is not ULTRAG's to pass on."""
+        if name not in self._fallbacks:
+            self._fallbacks[name] = registry.get(name)(self.kg, llm=None, embedder=self.embedder)
+        return self._fallbacks[name]
 
     # ------------------------------------------------------------------ Method API
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
@@ -267,20 +388,25 @@ class Ultrag(Method):
                 answers = answer_from_facts(self, "ultrag_fallback", question, evidence, topic_names)
                 step.outputs["answers"] = answers
             return answers, evidence
-        ids, scores = execution.top(self.config.top_answers)
-        candidates = "\n".join(f"{self.kg.entities[i]} ({s:.2f})" for i, s in zip(ids.tolist(), scores.tolist()))
-        with trace.step("arbitrate", candidates=len(ids)) as step:
+        offered = self.candidates(query, execution, self.config.top_answers)
+        with trace.step("arbitrate", candidates=len(offered)) as step:
             answers = ask_for_answers(
                 self,
                 "ultrag_answer",
                 question=question,
                 query=format_query(query),
-                candidates=candidates,
-                evidence_names=[self.kg.entities[i] for i in ids.tolist()],
+                candidates="\n".join(c.label(self.kg) for c in offered),
+                evidence_names=[self.kg.entities[c.entity] for c in offered],
                 exclude=topic_names,
             )
             step.outputs["answers"] = answers
         return answers, self.evidence_for(query, execution)
+
+
+def _other_end(kg: KnowledgeGraph, tid: int, entity: int) -> int:
+    """The end of triple ``tid`` that is not ``entity``."""
+    head = int(kg.heads[tid])
+    return int(kg.tails[tid]) if head == entity else head
 
 
 def _best(members: dict[int, float], k: int) -> list[tuple[int, float]]:

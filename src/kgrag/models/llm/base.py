@@ -18,6 +18,10 @@ from kgrag.types import LLMCall
 
 Messages = list[dict[str, str]]
 
+MESSAGE_OVERHEAD = 8
+"""Tokens a chat template adds around one message (role markers, separators), on the high side: ChatML,
+Qwen's template, takes 5 per message and 3 to open the reply."""
+
 
 @dataclass
 class Generation:
@@ -73,9 +77,23 @@ class LLM(ABC):
     """Chat LLM. ``model_id`` names the model in results and cache keys (e.g. ``llamacpp:smollm2-135m``)."""
 
     model_id: str = "llm"
+    context_window: int | None = None
+    """Tokens one call can hold, prompt and completion together; ``None`` when the backend cannot tell (an
+    OpenAI-compatible endpoint does not report it). Methods that fill a prompt up to a budget read it."""
 
     def __init__(self, *, cache: ResponseCache | None = None) -> None:
         self.cache = cache
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes. Backends with the model's tokenizer count exactly; this estimate errs high
+        (2.5 characters a token: identifiers such as ``m.0abc12`` split into many short tokens)."""
+        return (2 * len(text) + 4) // 5
+
+    def count_prompt_tokens(self, prompt: str | Messages) -> int:
+        """Tokens ``prompt`` takes once the chat template wraps it, so a caller can check it fits
+        :attr:`context_window` before sending it (a backend rejects an oversized prompt with an error)."""
+        messages = to_messages(prompt)
+        return sum(self.count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages) + MESSAGE_OVERHEAD
 
     def generate(
         self,

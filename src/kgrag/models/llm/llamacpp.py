@@ -108,6 +108,7 @@ class LlamaCppLLM(LLM):
         self.path = manager.resolve(model)
         self.model_id = f"llamacpp:{model if model in manager.MODELS else self.path.name}"
         self.n_ctx = n_ctx
+        self.context_window = n_ctx
         self._llama = _load_llama(str(self.path), n_ctx, n_threads, seed)
         self._lock = threading.Lock()
 

@@ -8,6 +8,7 @@ Backends that cannot constrain decoding simply ignore the grammar; the validator
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
@@ -21,15 +22,27 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def query_grammar(kg: KnowledgeGraph, *, max_entity_chars: int = 120, max_and: int = 4) -> str | None:
-    """GBNF for one query over ``kg``'s relations; ``None`` when the KG has too many relations to list."""
-    if not kg.num_relations or kg.num_relations > MAX_GRAMMAR_RELATIONS:
+def query_grammar(
+    kg: KnowledgeGraph,
+    relations: Sequence[int] | None = None,
+    *,
+    max_entity_chars: int = 120,
+    max_and: int = 4,
+) -> str | None:
+    """GBNF for one query over ``kg``'s relations, or over the relation ids ``relations`` only (the ones the
+    prompt shows: the model is held to what it was told); ``None`` when there are too many or none.
+
+    >>> from kgrag.graph.kg import KnowledgeGraph
+    >>> kg = KnowledgeGraph.from_triples([("Heat", "directed_by", "Michael Mann"), ("Heat", "year", "1995")])
+    >>> query_grammar(kg, [1]).splitlines()[-2]
+    'rel ::= "year_inv" | "year"'
+    """
+    chosen = kg.relations if relations is None else [kg.relations[int(r)] for r in relations]
+    if not chosen or len(chosen) > MAX_GRAMMAR_RELATIONS:
         return None
     # longest first (so "has_tags_inv" is tried before "has_tags"), ties by name: the grammar text must not depend
     # on set order (hash-randomised per process), or every process would miss the LLM response cache
-    names = sorted(
-        {format_relation(n) for r in kg.relations for n in (r, r + INVERSE_SUFFIX)}, key=lambda n: (-len(n), n)
-    )
+    names = sorted({format_relation(n) for r in chosen for n in (r, r + INVERSE_SUFFIX)}, key=lambda n: (-len(n), n))
     rel = " | ".join(_literal(n) for n in names)
     more = " ".join('("," ws query)?' for _ in range(max_and - 2))
     return "\n".join(

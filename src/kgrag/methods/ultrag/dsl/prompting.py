@@ -3,8 +3,10 @@
 Small models mostly get the *direction* of a relation wrong (``"Lya De Putti" -> starred_actors`` for "what
 did Lya De Putti act in"), so every relation is listed with one real fact read both ways:
 ``"Titanic" -> starred_actors gives "Kate Winslet"; "Kate Winslet" -> starred_actors_inv gives "Titanic"``.
-Example facts are chosen once per KG (names with letters, from well-connected heads), so the prompt text is
-identical for every question and its prefix cache is reused.
+Example facts are chosen once per KG (names with letters, from well-connected heads; never an unnamed node's
+identifier such as Freebase's ``m.0abc12``), so each relation's line is the same in every prompt.  Questions in
+the examples read a relation by its last word group (``film.film.genre`` → "genre"), so that ids from any
+namespace read as words; queries spell relations exactly as the KG does.
 """
 
 from __future__ import annotations
@@ -14,22 +16,36 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
 from kgrag.methods.ultrag.dsl.printer import format_entity, format_relation
 
 _WORDY = re.compile(r"[^\W\d_]{2}")
+_NAMESPACE_SEPARATORS = re.compile(r"[./#:]")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 def _readable(kg: KnowledgeGraph) -> np.ndarray:
-    """Entities whose names read as names (two letters in a row, at most 40 characters)."""
-    return kg.resources.get(
-        "dsl_readable_names",
-        lambda: np.fromiter(
+    """Entities whose names read as names (two letters in a row, at most 40 characters, not an identifier)."""
+
+    def build() -> np.ndarray:
+        wordy = np.fromiter(
             (len(n) <= 40 and _WORDY.search(n) is not None for n in kg.entities), dtype=bool, count=kg.num_entities
-        ),
-    )
+        )
+        return wordy & ~unnamed_entities(kg)
+
+    return kg.resources.get("dsl_readable_names", build)
+
+
+def relation_words(name: str) -> str:
+    """A relation name as words for a question: the last part of a namespaced id, underscores and camelCase
+    as spaces (``film.film.genre`` → ``genre``, ``http://x.org/birthPlace`` → ``birth Place``,
+    ``directed_by`` → ``directed by``)."""
+    parts = [p for p in _NAMESPACE_SEPARATORS.split(name) if p.strip()]
+    last = parts[-1] if parts else name
+    return humanize(_CAMEL.sub(" ", last)).strip() or humanize(name)
 
 
 def example_facts(kg: KnowledgeGraph) -> np.ndarray:
@@ -54,22 +70,24 @@ def _example_facts(kg: KnowledgeGraph) -> np.ndarray:
     return examples
 
 
+def relation_line(kg: KnowledgeGraph, rid: int, example: int | None = None) -> str:
+    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` (the relation spelled exactly as a query writes it),
+    with the fact ``example`` (a triple id of relation ``rid``) or else the KG's example for the relation."""
+    tid = int(example_facts(kg)[rid]) if example is None else int(example)
+    name = format_relation(kg.relations[int(rid)])
+    inverse = format_relation(kg.relations[int(rid)] + INVERSE_SUFFIX)
+    if tid < 0:
+        return f"- {name} (no facts)"
+    h, _, t = kg.triple(tid)
+    return (
+        f"- {name}: {format_entity(h)} -> {name} gives {format_entity(t)}; "
+        f"{format_entity(t)} -> {inverse} gives {format_entity(h)}"
+    )
+
+
 def relation_lines(kg: KnowledgeGraph, relations: Sequence[int]) -> str:
-    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` per relation."""
-    ex = example_facts(kg)
-    lines = []
-    for rid in relations:
-        name = format_relation(kg.relations[int(rid)])
-        inverse = format_relation(kg.relations[int(rid)] + INVERSE_SUFFIX)
-        if ex[rid] < 0:
-            lines.append(f"- {name} (no facts)")
-            continue
-        h, _, t = kg.triple(int(ex[rid]))
-        lines.append(
-            f"- {name}: {format_entity(h)} -> {name} gives {format_entity(t)}; "
-            f"{format_entity(t)} -> {inverse} gives {format_entity(h)}"
-        )
-    return "\n".join(lines)
+    """:func:`relation_line` for each relation, one per line."""
+    return "\n".join(relation_line(kg, int(rid)) for rid in relations)
 
 
 def query_examples(kg: KnowledgeGraph) -> str:
@@ -96,23 +114,19 @@ def query_examples(kg: KnowledgeGraph) -> str:
     tids = list(first_rel.values())
     h, r1, t1 = kg.triple(tids[0])
     q = format_entity
+    w1, f1, i1 = relation_words(r1), format_relation(r1), format_relation(r1 + INVERSE_SUFFIX)
     lines = [
-        f"Question: what is {q(h)} {humanize(r1)}?  Query: {q(h)} -> {r1}",
-        f"Question: what is {humanize(r1)} {q(t1)}?  Query: {q(t1)} -> {r1}{INVERSE_SUFFIX}",
-        f"Question: what else is {humanize(r1)} the same as {q(h)}?  Query: {q(h)} -> {r1} -> {r1}{INVERSE_SUFFIX}",
+        f"Question: what is {q(h)} {w1}?  Query: {q(h)} -> {f1}",
+        f"Question: what is {w1} {q(t1)}?  Query: {q(t1)} -> {i1}",
+        f"Question: what else is {w1} the same as {q(h)}?  Query: {q(h)} -> {f1} -> {i1}",
     ]
     if len(tids) > 1:
         _, r2, t2 = kg.triple(tids[1])
-        lines.append(
-            f"Question: what is {humanize(r2)} for the things {humanize(r1)} {q(t1)}?  "
-            f"Query: {q(t1)} -> {r1}{INVERSE_SUFFIX} -> {r2}"
-        )
-        lines.append(
-            f"Question: what is {humanize(r2)} for the other things {humanize(r1)} the same as {q(h)}?  "
-            f"Query: {q(h)} -> {r1} -> {r1}{INVERSE_SUFFIX} -> {r2}"
-        )
-        lines.append(
-            f"Question: what is both {humanize(r1)} {q(t1)} and {humanize(r2)} {q(t2)}?  "
-            f"Query: AND({q(t1)} -> {r1}{INVERSE_SUFFIX}, {q(t2)} -> {r2}{INVERSE_SUFFIX})"
-        )
+        w2, f2, i2 = relation_words(r2), format_relation(r2), format_relation(r2 + INVERSE_SUFFIX)
+        lines += [
+            f"Question: what is {w2} for the things {w1} {q(t1)}?  Query: {q(t1)} -> {i1} -> {f2}",
+            f"Question: what is {w2} for the other things {w1} the same as {q(h)}?  "
+            f"Query: {q(h)} -> {f1} -> {i1} -> {f2}",
+            f"Question: what is both {w1} {q(t1)} and {w2} {q(t2)}?  Query: AND({q(t1)} -> {i1}, {q(t2)} -> {i2})",
+        ]
     return "\n".join(lines)
