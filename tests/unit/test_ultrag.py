@@ -125,6 +125,21 @@ def test_a_query_that_returns_nothing_falls_back(movies_kg):
     assert "arbitrate" not in _steps(ans)
 
 
+def test_a_query_that_only_returns_where_it_started_falls_back(movies_kg):
+    llm = _llm(
+        {"prompt": "ultrag_query", "response": '"Alien" -> release_year -> release_year_inv'},  # only Alien, 1979
+        {"prompt": "ultrag_fallback", "response": "<answers>Ridley Scott</answers>"},
+    )
+    ans = Ultrag(movies_kg, llm=llm, fallback="none").answer("who made Alien", ["Alien"])
+    assert "arbitrate" not in _steps(ans) and ans.answers == ["Ridley Scott"]
+    llm = _llm(
+        {"prompt": "ultrag_query", "response": '"Heat" -> directed_by -> directed_by_inv'},  # Heat, The Insider
+        {"prompt": "ultrag_answer", "response": "<answers>The Insider</answers>"},
+    )
+    ans = Ultrag(movies_kg, llm=llm, fallback="none").answer("films with the director of Heat", ["Heat"])
+    assert "arbitrate" in _steps(ans) and ans.answers == ["The Insider"]
+
+
 def test_wrong_direction_is_repaired_before_execution(movies_kg):
     llm = _llm(
         {"prompt": "ultrag_query", "response": '"Russell Crowe" -> starred_actors -> directed_by'},

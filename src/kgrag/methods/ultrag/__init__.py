@@ -45,6 +45,7 @@ from kgrag.methods.base import (
 )
 from kgrag.methods.settings import ClientRange, ClientText, MethodSetting
 from kgrag.methods.ultrag.dsl import (
+    Entity,
     Execution,
     ExecutionError,
     FuzzyExecutor,
@@ -382,7 +383,7 @@ class Ultrag(Method):
         execution = None
         if query is not None:
             query, execution = self.run_query(query, trace)
-        if query is None or execution is None or not (execution.scores > 0).any():
+        if query is None or execution is None or not _found_anything_new(execution):
             evidence = self._fallback(question, topic_entities, trace)
             with trace.step("answer", fallback=True) as step:
                 answers = answer_from_facts(self, "ultrag_fallback", question, evidence, topic_names)
@@ -401,6 +402,17 @@ class Ultrag(Method):
             )
             step.outputs["answers"] = answers
         return answers, self.evidence_for(query, execution)
+
+
+def _found_anything_new(execution: Execution) -> bool:
+    """Whether the query scored an entity other than the ones it started from. A query that goes out and back
+    (``"George W. Bush" -> to_president -> to_president_inv``) can end where it began, and the arbitrator,
+    offered only the question's own entity, answers with it; that query ran as good as empty."""
+    started = np.zeros(len(execution.scores), dtype=bool)
+    for node, x in execution.intermediate.items():
+        if isinstance(node, Entity):
+            started |= x > 0
+    return bool(((execution.scores > 0) & ~started).any())
 
 
 def _other_end(kg: KnowledgeGraph, tid: int, entity: int) -> int:
