@@ -161,17 +161,17 @@ def test_topics_are_named_to_the_query_writer(movies_kg):
 
 
 def test_query_prompt_prefix_is_identical_across_questions(movies_kg):
-    """Rules and examples come first and do not depend on the question; so does the whole relation list
-    when it fits, and then no relation is ranked (a small KG never loads an embedder for it)."""
+    """When every relation fits, the relation list, rules and examples are the fixed system message (the paper's
+    prompt, reused across questions) and no relation is ranked (a small KG never loads an embedder for it)."""
     llm = RecordingLLM(context_window=4096)
     method = Ultrag(movies_kg, llm=llm, embedder=NoEmbedder(), fallback="none", retries=0)
-    method.answer("who directed Heat")
+    first = method.answer("who directed Heat").trace[0].outputs["attempts"][0]
     method.answer("when was Alien released")
-    (sys_a, user_a), (sys_b, user_b) = llm.messages("ultrag_query")
-    assert sys_a == sys_b and "who directed Heat" not in sys_a["content"]
-    relations = user_a["content"].split("\n\n")[0]
-    assert user_b["content"].startswith(relations)  # the list, in the KG's order, before the question
-    assert [line.split(":")[0][2:] for line in relations.splitlines()[1:]] == list(movies_kg.relations)
+    (sys_a, user_a), (sys_b, _) = llm.messages("ultrag_query")
+    assert sys_a == sys_b and "who directed Heat" not in sys_a["content"] and "- directed_by:" not in user_a["content"]
+    listed = [line.split(":")[0][2:] for line in sys_a["content"].splitlines() if line.startswith("- ")]
+    assert listed == list(movies_kg.relations)  # all of them, in the KG's order
+    assert first["prompt"] == "ultrag_query" and first["relations_shown"] == movies_kg.num_relations
 
 
 def test_query_examples_are_valid_queries_of_the_kg(movies_kg):
@@ -337,6 +337,7 @@ def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_
     assert len(shown) == 4  # linked from the question when not given
     attempt = method.answer("what genre is the film Titanic", topics).trace[0].outputs["attempts"][0]
     assert attempt["relations_shown"] == len(shown) and attempt["tokens"] <= attempt["window"] == 2048
+    assert attempt["prompt"] == "ultrag_query_focused"
     # the grammar offers exactly the relations the prompt shows, both directions
     grammar_relations = params.grammar.split("rel ::= ")[1].splitlines()[0].split(" | ")
     assert sorted(r.strip('"') for r in grammar_relations) == sorted(shown + [r + "_inv" for r in shown])
@@ -409,7 +410,7 @@ def test_examples_come_from_the_kg_and_skip_unnamed_nodes(freebase_like_kg):
 
 def test_the_arbitrator_is_offered_named_entities_past_an_unnamed_node(freebase_like_kg, static_embedder):
     llm = RecordingLLM(
-        {"prompt": "ultrag_query", "response": '"Titanic" -> film.film.starring'},
+        {"prompt": "ultrag_query_focused", "response": '"Titanic" -> film.film.starring'},
         {"prompt": "ultrag_answer", "response": "<answers>Kate Winslet</answers>"},
         context_window=8192,
     )

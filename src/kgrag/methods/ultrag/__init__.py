@@ -1,12 +1,13 @@
 """ULTRAG (Georgiev et al.): the LLM writes a logical query, an executor runs it, the LLM arbitrates.
 
 1. Query writer (LLM call 1): question + the KG's relations → one query in the DSL of
-   :mod:`kgrag.methods.ultrag.dsl` (``AND("e1" -> r1_inv, "e2" -> r2) -> r3``).  Rules and examples sit in the
-   system message and depend only on the KG, so every question reuses that prompt prefix.  The relation list
-   follows in the user message: every relation when the list fits the LLM's context window, else the ones
-   most relevant to the question that fit (:mod:`kgrag.methods.ultrag.relation_list`; not in the paper,
-   whose GPT-5 prompt lists them all).  With a llama.cpp model the output is constrained by a GBNF grammar
-   over the relations shown.  A query that does not parse or validate is sent back once with the error; if
+   :mod:`kgrag.methods.ultrag.dsl` (``AND("e1" -> r1_inv, "e2" -> r2) -> r3``).  When every relation fits the
+   LLM's context window, the relation list, rules and examples sit in the system message and depend only on
+   the KG, so every question reuses the same prompt prefix (``ultrag_query``, the paper's prompt).  Else
+   (``ultrag_query_focused``) rules and examples stay in the system message and the relations most relevant
+   to the question that fit follow in the user message (:mod:`kgrag.methods.ultrag.relation_list`; not in
+   the paper, whose GPT-5 prompt lists them all).  With a llama.cpp model the output is constrained by a GBNF
+   grammar over the relations shown.  A query that does not parse or validate is sent back once with the error; if
    it is still unusable (or runs empty) the method falls back to a generic retriever (``frag`` when
    registered, else ``kaping``), built with its defaults only.
 2. Leaves are linked to fuzzy sets (exact names crisp, others by the Gaussian kernel, σ = 0.1).  Not in the
@@ -175,22 +176,22 @@ class Ultrag(Method):
 
     def relations_for(
         self,
-        render: Callable[[str], list[dict[str, str]]],
+        values: dict[str, str],
         view: Callable[[], tuple[np.ndarray, dict[int, str], Neighbourhood]],
-    ) -> tuple[str, list[int], dict[str, int]]:
-        """The relation list the query writer is shown: its text, its relation ids and the sizes that chose it.
+    ) -> tuple[str, str, list[int], dict[str, int]]:
+        """The query writer's prompt name and relation list: the list's text, its relation ids and the sizes
+        that chose it. ``values`` fill the prompt's other placeholders.
 
-        ``render(list text)`` gives the prompt's messages; a list fits when the counted prompt plus the
-        reply's ``max_tokens`` stays within :meth:`context_window`. All relations in the KG's order, each with
-        the KG's example fact, when they fit (``view`` is then never called, so nothing is embedded and the
-        list is the same for every question); else the longest best-first prefix of the question's ranking
-        that fits (at least one relation), with the question's example facts, the relations at the question's
-        entities first.
+        A list fits when the prompt, counted with the LLM's tokenizer, plus the reply's ``max_tokens`` stays
+        within :meth:`context_window`. All relations in the KG's order, each with the KG's example fact, in
+        ``ultrag_query``'s fixed system part, when they fit (``view`` is then never called: nothing is embedded
+        and the prompt is the paper's, the same for every question). Else ``ultrag_query_focused``: the
+        longest best-first prefix of the question's ranking that fits (at least one relation), with the
+        question's example facts and the relations at the question's entities first, next to the question.
         """
         assert self.llm is not None
         llm = self.llm
         window = self.context_window()
-        reply = load_prompt("ultrag_query").max_tokens
         kg_lines = self.kg.resources.get(
             "dsl_relation_lines", lambda: [relation_line(self.kg, r) for r in range(self.kg.num_relations)]
         )
@@ -198,22 +199,26 @@ class Ultrag(Method):
         def text(relations: list[int], lines: dict[int, str]) -> str:
             return "\n".join(lines.get(r, kg_lines[r]) for r in relations)
 
-        def tokens(listed: str) -> int:
-            return llm.count_prompt_tokens(render(listed)) + reply
+        def tokens(prompt_name: str, listed: str) -> int:
+            prompt = load_prompt(prompt_name)
+            return llm.count_prompt_tokens(prompt.render(relations=listed, **values)) + prompt.max_tokens
 
         total = self.kg.num_relations
         limit = min(total, self.config.max_relations or total)
-        shown, lines = list(range(total)), {}
+        name, shown, lines = "ultrag_query", list(range(total)), {}
         # more than MAX_CHARS_PER_TOKEN characters per token of the window cannot fit: no need to count them
         fits = limit == total and sum(map(len, kg_lines)) <= MAX_CHARS_PER_TOKEN * window
-        if not (fits and tokens(text(shown, lines)) <= window):
+        if not (fits and tokens(name, text(shown, lines)) <= window):
+            name = "ultrag_query_focused"
             ranked, lines, hood = view()
             best = ranked[:limit].tolist()
-            count = longest_fitting(len(best), lambda k: tokens(text(shown_order(best[:k], hood), lines)) <= window)
+            count = longest_fitting(
+                len(best), lambda k: tokens(name, text(shown_order(best[:k], hood), lines)) <= window
+            )
             shown = shown_order(best[: max(1, count)], hood)
         listed = text(shown, lines)
-        sizes = {"relations_shown": len(shown), "relations": total, "tokens": tokens(listed), "window": window}
-        return listed, shown, sizes
+        sizes = {"relations_shown": len(shown), "relations": total, "tokens": tokens(name, listed), "window": window}
+        return name, listed, shown, sizes
 
     def make_executor(self, nodes: np.ndarray | None) -> FuzzyExecutor:
         if self.config.executor == "neural":
@@ -228,24 +233,20 @@ class Ultrag(Method):
                 format_entity(self.kg.entities[t]) for t in topics
             )
             topic_line += "\n"
-        prompt = load_prompt("ultrag_query")
         view = cache(lambda: self.question_view(question, topics))  # once per question, and only if needed
         note = ""
         with trace.step("write_query", grammar=self._use_grammar()) as step:
             attempts: list[dict[str, Any]] = []
             for attempt in range(self.config.retries + 1):
                 values = {"examples": self._examples, "topics": topic_line, "question": question, "feedback": note}
-
-                def render(listed: str, values: dict[str, str] = values) -> list[dict[str, str]]:
-                    return prompt.render(relations=listed, **values)
-
-                listed, shown, sizes = self.relations_for(render, view)
+                prompt, listed, shown, sizes = self.relations_for(values, view)
                 grammar = query_grammar(self.kg, shown) if self._use_grammar() else None
-                text, _ = self.call_prompt("ultrag_query", grammar=grammar, relations=listed, **values)
+                text, _ = self.call_prompt(prompt, grammar=grammar, relations=listed, **values)
                 candidate = extract_query(text)
                 check = parse_and_validate(candidate, self.kg)
                 attempts.append(
-                    {"output": text, "query": candidate, "errors": check.errors, "notes": check.notes, **sizes}
+                    {"output": text, "query": candidate, "errors": check.errors, "notes": check.notes}
+                    | {"prompt": prompt, **sizes}
                 )
                 if check.ok:
                     assert check.query is not None
