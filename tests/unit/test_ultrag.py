@@ -183,6 +183,21 @@ def test_query_examples_are_valid_queries_of_the_kg(movies_kg):
         assert parse_and_validate(line.split("Query: ")[1], movies_kg).ok, line
 
 
+def test_query_examples_quote_relation_names_a_user_wrote_with_spaces():
+    """A CSV KG's relations read "taught by", not taught_by: the examples must still be queries of the language
+    (unquoted, ``-> taught by_inv`` is not one, and the model copies what the examples show)."""
+    from kgrag.methods.ultrag.dsl import parse_and_validate
+
+    kg = KnowledgeGraph.from_triples(
+        [("Intro to Databases", "taught by", "Maria Lopez"), ("Intro to Databases", "offered by", "Computer Science"),
+         ("Maria Lopez", "office in", "Turing Building"), ("Machine Learning", "taught by", "Maria Lopez")]
+    )  # fmt: skip
+    lines = query_examples(kg).splitlines()
+    assert len(lines) == 6 and '"taught by_inv"' in query_examples(kg)
+    for line in lines:
+        assert parse_and_validate(line.split("Query: ")[1], kg).ok, line
+
+
 def test_relation_lines_show_both_directions(movies_kg):
     lines = relation_lines(movies_kg, range(movies_kg.num_relations)).splitlines()
     assert len(lines) == movies_kg.num_relations
