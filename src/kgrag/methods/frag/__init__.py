@@ -130,7 +130,7 @@ class Frag(Method):
         to the KG's 99.99th degree percentile on big KGs (there 1,000 edges is an ordinary entity)."""
         if self.config.hub_degree is not None:
             return self.config.hub_degree
-        degree = np.diff(self.kg.out_indptr) + np.diff(self.kg.in_indptr)
+        degree = self.kg.degree("both")
         return max(1000, int(np.quantile(degree, 0.9999))) if len(degree) else 1000
 
     @cached_property

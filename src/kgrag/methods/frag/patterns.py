@@ -48,7 +48,7 @@ def pattern_label(kg: KnowledgeGraph, pattern: Sequence[int]) -> str:
 
 
 def _degree(kg: KnowledgeGraph) -> np.ndarray:
-    return kg.resources.get(("degree_both",), lambda: (np.diff(kg.out_indptr) + np.diff(kg.in_indptr)).astype(np.int64))
+    return kg.resources.get(("degree_both",), lambda: kg.degree("both").astype(np.int64))
 
 
 def reachable_patterns(

@@ -49,7 +49,7 @@ def _facts(
     likely shared by unrelated things), neither name inside the other (each must be found again in the
     model's lines).
     """
-    degree = np.diff(kg.out_indptr).astype(np.int64) + np.diff(kg.in_indptr)
+    degree = kg.degree("both")
     tids = np.flatnonzero(kg.rels == relation)
     heads, tails = kg.heads[tids], kg.tails[tids]
     ok = named[heads] & named[tails] & (degree[heads] <= hub_degree) & (degree[tails] <= hub_degree)

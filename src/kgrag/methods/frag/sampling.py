@@ -108,7 +108,7 @@ class _Candidates:
 
 
 def _candidates(kg: KnowledgeGraph, hub_degree: int) -> _Candidates:
-    degree = np.diff(kg.out_indptr).astype(np.int64) + np.diff(kg.in_indptr)
+    degree = kg.degree("both")
     # nodes named by an identifier (Freebase CVTs, "m.05hqqz6") are never asked about nor answers
     named = ~unnamed_entities(kg) & np.fromiter((bool(n.strip()) for n in kg.entities), bool, kg.num_entities)
     startable = named & (degree <= hub_degree) & (degree > 0)
