@@ -7,7 +7,7 @@ import numpy as np
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.models.llm.scripted import ScriptedLLM
-from kgrag.retrieval.triples import candidate_triples
+from kgrag.retrieval.triples import candidate_triples, whole_facts
 from tests.conftest import MOVIES
 
 
@@ -47,6 +47,34 @@ def test_candidate_prefilter_caps_hubs(tmp_path):
     capped = candidate_triples(kg, [drama], "who directed drama films", hops=2, max_candidates=50)
     assert len(capped) == 50 and np.isin(capped, all_tids).all()
     assert len(np.unique(capped)) == 50
+
+
+def test_whole_facts_keeps_siblings_and_both_halves_behind_unnamed_nodes(tmp_path):
+    triples = [("Jamaica", "languages_spoken", lang) for lang in ("English", "Creole", "Spanish")]
+    triples += [("Jamaica", "contains", f"Town {i}") for i in range(10)]
+    triples += [("Bob", "spouse_s", "m.02h98gq"), ("m.02h98gq", "spouse", "Rita"), ("m.02h98gq", "from", "1966")]
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    tid = {kg.triple(t): t for t in range(kg.num_triples)}
+    # a ranking that put one language first, the towns next and the other languages last
+    ranked = [tid[("Jamaica", "languages_spoken", "English")]]
+    ranked += [tid[("Jamaica", "contains", f"Town {i}")] for i in range(10)]
+    ranked += [tid[("Jamaica", "languages_spoken", x)] for x in ("Creole", "Spanish")]
+    ranked += [tid[("Bob", "spouse_s", "m.02h98gq")], tid[("m.02h98gq", "from", "1966")]]
+    ranked += [tid[("m.02h98gq", "spouse", "Rita")]]
+    ranked = np.array(ranked)
+    jamaica, bob = kg.entity_id("Jamaica"), kg.entity_id("Bob")
+    kept = [kg.triple(t) for t in ranked[whole_facts(kg, ranked, [jamaica, bob], 6, siblings=3)]]
+    assert kept[:3] == [("Jamaica", "languages_spoken", x) for x in ("English", "Creole", "Spanish")]
+    assert kept[3:] == [("Jamaica", "contains", f"Town {i}") for i in range(3)]  # a group takes <= siblings
+    tail = ranked[13:]  # Bob's fact: the near half first, its unnamed node's other triples after
+    assert [kg.triple(t) for t in tail[whole_facts(kg, tail, [bob], 2)]] == [
+        ("Bob", "spouse_s", "m.02h98gq"),
+        ("m.02h98gq", "from", "1966"),
+    ]
+    mixed = np.array([tid[("Bob", "spouse_s", "m.02h98gq")], ranked[12], tid[("m.02h98gq", "spouse", "Rita")]])
+    kept = [kg.triple(t) for t in mixed[whole_facts(kg, mixed, [jamaica, bob], 2)]]
+    assert kept == [("Bob", "spouse_s", "m.02h98gq"), ("m.02h98gq", "spouse", "Rita")]  # ahead of Spanish
+    assert list(whole_facts(kg, ranked[:4], [jamaica], 10)) == [0, 1, 2, 3]  # under budget: all, in order
 
 
 def test_cypher_baseline_runs_guarded_query(tmp_path):

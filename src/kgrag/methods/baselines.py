@@ -16,7 +16,7 @@ from kgrag.methods.base import (
 )
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence, run_recorded
-from kgrag.retrieval.triples import rank_triples, triples_as_evidence
+from kgrag.retrieval.triples import rank_triples, triples_as_evidence, whole_facts
 from kgrag.types import Evidence
 
 
@@ -51,7 +51,10 @@ class NoOp(Method):
 
 class KapingConfig(MethodConfig):
     hops: Annotated[int, ClientRange(1, 3)] = 2
-    top_k: Annotated[int, ClientRange(1, 100)] = 30
+    top_k: Annotated[int, ClientRange(1, 100)] = 60
+    # a triple brings its siblings and the halves of a fact behind an unnamed node (retrieval.triples.whole_facts);
+    # False is the paper's plain top-K
+    whole_facts: bool = True
     max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000
     embedder: ModelSetting = "minilm"
 
@@ -72,7 +75,12 @@ class Kaping(Method):
         topics = self._link_topics(question, topic_entities, trace)
         tids = self._candidate_triples(question, topics, trace, hops=self.config.hops, cap=self.config.max_candidates)
         with trace.step("rank", top_k=self.config.top_k) as step:
-            best, scores = rank_triples(self.kg, question, tids, embedder=self.text_embedder, top_k=self.config.top_k)
+            cfg = self.config
+            depth = len(tids) if cfg.whole_facts else cfg.top_k
+            best, scores = rank_triples(self.kg, question, tids, embedder=self.text_embedder, top_k=depth)
+            if cfg.whole_facts:
+                keep = whole_facts(self.kg, best, topics, cfg.top_k)
+                best, scores = best[keep], scores[keep]
             evidence = triples_as_evidence(self.kg, best, scores, source="kaping")
             step.outputs["kept"] = len(evidence)
         return topics, evidence

@@ -374,6 +374,7 @@ class BYOKG(Method):
                 top_k=cfg.rerank_top_k,
                 reranker=self.reranker,
                 max_candidates=cfg.max_candidates,
+                facts=cfg.rerank_whole_facts,
             )
             step.outputs.update(result.stats)
             step.outputs["added"] = context.add(

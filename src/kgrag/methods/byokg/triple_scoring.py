@@ -22,7 +22,7 @@ from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.graph.verbalize import humanize, verbalize_triples
 from kgrag.models.embeddings import Embedder, dot_scores
 from kgrag.models.rerankers import Reranker
-from kgrag.retrieval.triples import kg_vectors, rank_triples
+from kgrag.retrieval.triples import kg_vectors, rank_triples, whole_facts
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
@@ -106,11 +106,13 @@ def graph_rerank(
     top_k: int | None = None,
     reranker: Reranker | None = None,
     max_candidates: int = 2000,
+    facts: bool = False,
 ) -> RerankResult:
     """BYOKG-RAG's graph reranker (appendix A.2) around ``seeds``.
 
     Relations are scored by ``reranker`` when given, else by the cached relation-name embeddings; triples by
-    the cached triple embeddings, then (when ``reranker`` is given) reordered by it and cut to ``top_k``.
+    the cached triple embeddings, then (when ``reranker`` is given) reordered by it and cut to ``top_k`` —
+    with ``facts``, ``top_k`` triples taken as whole facts (:func:`kgrag.retrieval.triples.whole_facts`).
     """
     seeds = unique_ints(np.asarray(list(seeds), dtype=np.int64))
     empty = RerankResult(np.empty(0, np.int64), np.empty(0, np.float32), {"triples": 0})
@@ -140,7 +142,8 @@ def graph_rerank(
         order = _top(scores, top_k or len(best))
         best, scores = best[order], scores[order]
     elif top_k is not None:
-        best, scores = best[:top_k], scores[:top_k]
+        keep = whole_facts(kg, best, seeds, top_k) if facts else slice(top_k)
+        best, scores = best[keep], scores[keep]
     stats["kept"] = len(best)
     return RerankResult(best, scores, stats)
 
