@@ -16,6 +16,7 @@ import pytest
 from kgrag.errors import KGStoreError
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.store import check_replaceable, load_kg, save_kg
+from kgrag.methods import get as get_method
 from kgrag.methods.frag import adapt as adapt_module
 from kgrag.methods.frag.adapt import adapt, adapted_models
 from kgrag.methods.frag.phrasing import read_paraphrases, read_relation_description
@@ -151,9 +152,13 @@ def test_adapted_models_are_found_only_for_this_kg_and_intact(store, caplog):
     router, patterns = adapted_models(kg)
     assert router == store / "adapted" / "frag_router.npz" and patterns == store / "adapted" / "frag_patterns.npz"
     assert adapted_models(KnowledgeGraph.from_triples(_film_triples())) == (None, None)  # not from a store
+    frag = get_method("frag")(kg)
+    assert frag.router is not None and frag.router.trained_for(kg.checksum)  # frag's `auto` takes them
     with open(router, "ab") as fh:
         fh.write(b"edited")
     assert adapted_models(kg) == (None, None) and "differ" in caplog.text
+    frag = get_method("frag")(kg)
+    assert frag.router is None and frag.pattern_classifier is None  # nor does frag: zero-shot instead
 
 
 def test_rerunning_replaces_the_models_atomically(store, monkeypatch):

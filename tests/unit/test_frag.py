@@ -174,12 +174,21 @@ def test_shipped_models_are_used_only_on_the_kg_they_were_trained_on(kg, tmp_pat
     router.provenance = {"kg_checksum": loaded.checksum, "questions": "test"}
     (store / "adapted").mkdir()
     router.save(store / "adapted" / HopRouter.builtin)
+    assert frag(loaded).router is None  # a file `kgrag adapt` did not record (no adapt.json): not used
+    from kgrag.graph.store import digest_files
+
+    def record() -> None:  # what `kgrag adapt` writes last: the KG it adapted to and its files' digests
+        files = digest_files(store / "adapted", exclude=frozenset({"adapt.json"}))
+        (store / "adapted" / "adapt.json").write_text(json.dumps({"kg_checksum": loaded.checksum, "files": files}))
+
+    record()
     method = frag(loaded, embedder=load_embedder("static"))
     assert method.router is not None and method.router.provenance["questions"] == "test"
     assert method.pattern_classifier is None
     other = HopRouter.load()
     other.provenance = {"kg_checksum": "0" * 64}
     other.save(store / "adapted" / HopRouter.builtin)
+    record()
     assert frag(loaded).router is None  # trained for another KG: not used
 
 

@@ -31,7 +31,7 @@ from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
-from kgrag.methods.frag.router import ADAPTED_DIR, HopRouter, PatternClassifier, TextClassifier, mask_topics
+from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
@@ -116,9 +116,11 @@ class Frag(Method):
             return None
         if setting != "auto":
             return cls.load(setting)
-        store = self.kg.store_path
-        adapted = store / ADAPTED_DIR / cls.builtin if store is not None else None
-        for candidate in ([adapted] if adapted is not None and adapted.is_file() else []) + ["builtin"]:
+        from kgrag.methods.frag.adapt import adapted_models  # training code: loaded only to find its output
+
+        router, patterns = adapted_models(self.kg)  # None when absent, stale or edited since `kgrag adapt`
+        adapted = router if cls is HopRouter else patterns
+        for candidate in ([adapted] if adapted is not None else []) + ["builtin"]:
             model = cls.load(candidate)
             if model.trained_for(self.kg.checksum):
                 return model
