@@ -153,7 +153,16 @@ def test_shipped_suites_parse_and_hold_no_machine_paths(path):
 def test_the_all_suite_lists_every_kg_of_issue_24():
     suite = load_suite(SUITES / "all.toml", data_dir=Path("/nonexistent-data"), check_files=False)
     names = [entry.name for entry in suite.kgs]
-    assert names == ["metaqa", "metaqa-renamed", "webqsp-proxy", "freebase-tiny", "northwind", "university"]
+    assert names == [
+        "metaqa",
+        "metaqa-renamed",
+        "webqsp-proxy",
+        "freebase-tiny",
+        "northwind",
+        "university",
+        "family",
+        "catalogue",
+    ]
     renamed = suite.kgs[1]
     assert renamed.rename_relations == "metaqa-wikidata" and renamed.datasets == suite.kgs[0].datasets
 
@@ -161,7 +170,7 @@ def test_the_all_suite_lists_every_kg_of_issue_24():
 def test_shipped_suites_find_their_files_in_the_shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not available here: {SHARED_DATA}")
-    assert len(load_suite(SUITES / "all.toml", data_dir=SHARED_DATA).kgs) == 6
+    assert len(load_suite(SUITES / "all.toml", data_dir=SHARED_DATA).kgs) == 8
 
 
 # ---------------------------------------------------------------------- running
