@@ -1,0 +1,127 @@
+"""text2cypher: Cypher a small local model gets right, by checking it against the database before it counts.
+
+One call writes a query from the schema (labels with typed properties, relationship types with their only
+direction), the values the question names as the database stores them (:mod:`.values`) and, when the operator
+gives a file of solved question/Cypher pairs, the most similar of them (:mod:`.examples`). The query is then
+held against the schema (:mod:`.check`): a relationship written backwards between labelled nodes is turned
+round, and an unknown label, type or property, a query the guard rejects, an engine error or an empty result
+sends the query back once (``repairs``) with what went wrong and the schema around the labels it used — at
+most ``1 + repairs`` calls. The rows are the answer (first column, aggregates included) and the evidence; the
+executed query is in the trace. The one-call ``cypher`` baseline stays as the paper's baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Annotated, Any
+
+from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.methods.settings import ClientRange, HostSetting, PathSetting
+from kgrag.methods.text2cypher.check import check_query
+from kgrag.methods.text2cypher.examples import ExamplePairs
+from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.values import ValueIndex
+from kgrag.retrieval.graph_query import extract_query, first_column_answers, rows_as_evidence, run_recorded
+from kgrag.types import Evidence
+
+
+class Text2CypherConfig(MethodConfig):
+    backend: HostSetting = "ladybug"
+    examples: PathSetting = ""  # JSONL of {"question", "cypher"} pairs; the most similar go into the prompt
+    example_count: Annotated[int, ClientRange(0, 10)] = 3
+    value_hints: bool = True
+    repairs: Annotated[int, ClientRange(0, 2)] = 1
+    row_cap: Annotated[int, ClientRange(1, 200)] = 50
+    timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
+
+
+@registry.register("text2cypher")
+class Text2Cypher(Method):
+    """Text2Cypher with value hints, example retrieval, a schema check and one repair from the error."""
+
+    name = "text2cypher"
+    Config = Text2CypherConfig
+    config: Text2CypherConfig
+
+    @cached_property
+    def backend(self) -> Any:
+        from kgrag.graph.backends import open_cypher_backend
+
+        return open_cypher_backend(self.kg, self.config.backend)
+
+    @cached_property
+    def schema(self) -> GraphSchema:
+        return GraphSchema.of(self.kg)
+
+    @cached_property
+    def values(self) -> ValueIndex:
+        return self.kg.resources.get(
+            ("text2cypher_values", self.config.backend), lambda: ValueIndex.from_backend(self.backend, self.schema)
+        )
+
+    @cached_property
+    def examples(self) -> ExamplePairs | None:
+        return ExamplePairs.load(self.config.examples, self.text_embedder) if self.config.examples else None
+
+    def _context(self, question: str, trace: Trace) -> dict[str, str]:
+        """The prompt's variable parts: schema, similar examples, value hints."""
+        with trace.step("context") as step:
+            examples = self.examples.similar(question, self.config.example_count) if self.examples else []
+            hints = self.values.link(question) if self.config.value_hints else []
+            step.outputs.update(examples=len(examples), values=[h.text() for h in hints])
+        shown = "".join(f"Question: {q}\n<cypher>{c}</cypher>\n\n" for q, c in examples)
+        return {
+            "schema": self.schema.describe(),
+            "examples": f"\nSolved examples:\n{shown}" if examples else "",
+            "values": ("\nValues in the database:\n" + "\n".join(h.text() for h in hints) + "\n") if hints else "",
+        }
+
+    def _write(self, question: str, context: dict[str, str], repair: str, trace: Trace) -> str:
+        with trace.step("write_cypher", repair=bool(repair)) as step:
+            raw, parsed = self.call_prompt("text2cypher_write", question=question, repair=repair, **context)
+            query = extract_query(parsed.get("cypher"), raw)
+            step.outputs["cypher"] = query
+        return query
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        cfg = self.config
+        context = self._context(question, trace)
+        repair, result = "", None
+        for attempt in range(cfg.repairs + 1):
+            query = self._write(question, context, repair, trace)
+            if not query:
+                problem = "no query between <cypher> and </cypher>"
+                repair = f"\nYour answer held no query ({problem}).\nWrite the query.\n"
+                continue
+            checked = check_query(query, self.schema)
+            with trace.step("execute", cypher=checked.query) as step:
+                step.outputs.update(problems=checked.problems, fixed=checked.fixed)
+                result = run_recorded(
+                    self.backend, checked.query, step.outputs, row_cap=cfg.row_cap, timeout=cfg.timeout
+                )
+            problem = self._problem(checked.problems, result)
+            if problem is None or attempt == cfg.repairs:
+                break
+            labels = {x for x in self.schema.labels if x in checked.query}
+            repair = (
+                f"\nThis query was tried:\n{checked.query}\nWhat went wrong: {problem}\n"
+                f"The schema around its labels:\n{self.schema.describe(labels or None)}\nWrite a corrected query.\n"
+            )
+        if result is None or not result.ok:
+            return [], []
+        return first_column_answers(result.rows), rows_as_evidence(result.columns, result.rows)
+
+    @staticmethod
+    def _problem(problems: Sequence[str], result: Any) -> str | None:
+        """Why the query needs another try, or None when its rows stand."""
+        if not result.ok:
+            return ("the database rejected it: " if result.rejected else "it failed: ") + str(result.error)
+        if problems:
+            return "; ".join(problems)
+        if not any(cell is not None for row in result.rows for cell in row):  # avg() of no rows is one null row
+            return "it returned no rows; check the values, the relationship directions and the filters"
+        return None
+
+
+__all__ = ["Text2Cypher", "Text2CypherConfig"]

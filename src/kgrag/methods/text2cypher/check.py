@@ -1,0 +1,242 @@
+"""Hold a written Cypher query against the database's schema before it runs.
+
+The engine accepts a query with a label, property or relationship direction the database does not have and
+returns no rows, which tells the model nothing. This check reads the query's patterns from the guard's tokens
+(the same tokens the engine will get) and reports each such mistake in words a repair prompt can use
+("Supplier has no property 'name'; it has companyName, contactName, ..."). One mistake is fixed without
+asking: a relationship written against its only direction between two labelled nodes
+(``(s:Supplier)<-[:SUPPLIES]-(p:Product)``) is turned round, because the schema allows exactly one reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
+from kgrag.methods.text2cypher.schema import GraphSchema
+
+_AFTER_NODE_OPENER = {"MATCH", "OPTIONAL", ",", "-", ">", "<", "(", "WHERE", "AND", "OR", "NOT", "EXISTS", "{"}
+
+
+@dataclass
+class Node:
+    var: str | None
+    labels: list[str]
+    start: int
+    end: int  # index of the closing ")"
+
+
+@dataclass
+class Rel:
+    var: str | None
+    types: list[str]
+    start: int  # first token of the arrow ("<" or "-")
+    end: int  # last token of the arrow ("-" or ">")
+    direction: str  # "out" (->), "in" (<-) or "both" (-)
+    bracket: tuple[int, int] | None = None  # indices of "[" and "]"
+
+
+@dataclass
+class CheckResult:
+    """What the check found: the (possibly direction-fixed) query, problems for the model, fixes it made."""
+
+    query: str
+    problems: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+
+
+def _word(tok: Token) -> str | None:
+    return tok.value if tok.kind in ("word", "name") else None
+
+
+def _node_at(tokens: list[Token], i: int) -> Node | None:
+    """A node pattern ``(var:Label:Other {...})`` opening at ``tokens[i] == "("``, else None."""
+    prev = tokens[i - 1].value.upper() if i and tokens[i - 1].kind in ("word", "punct") else "MATCH"
+    if prev not in _AFTER_NODE_OPENER:
+        return None  # a function call or an expression in parentheses
+    j, var, labels = i + 1, None, []
+    if j < len(tokens) and _word(tokens[j]) is not None and not (j + 1 < len(tokens) and tokens[j + 1].value == "."):
+        var, j = _word(tokens[j]), j + 1
+    while j + 1 < len(tokens) and tokens[j].value == ":" and _word(tokens[j + 1]) is not None:
+        labels.append(str(_word(tokens[j + 1])))
+        j += 2
+    depth = 0
+    while j < len(tokens):
+        v = tokens[j].value if tokens[j].kind == "punct" else ""
+        if v == "{":
+            depth += 1
+        elif v == "}":
+            depth -= 1
+        elif v == ")" and depth == 0:
+            return Node(var, labels, i, j)
+        elif v in ("(", "[") and depth == 0:
+            return None
+        j += 1
+    return None
+
+
+def _rel_after(tokens: list[Token], i: int) -> Rel | None:
+    """A relationship pattern starting at ``tokens[i]`` (just after a node's ``)``), else None."""
+    n = len(tokens)
+
+    def punct(k: int, value: str) -> bool:
+        return k < n and tokens[k].kind == "punct" and tokens[k].value == value
+
+    j, incoming = i, False
+    if punct(j, "<") and punct(j + 1, "-"):
+        incoming, j = True, j + 1
+    if not punct(j, "-"):
+        return None
+    j += 1
+    var, types, bracket = None, [], None
+    if punct(j, "["):
+        close = next((k for k in range(j, n) if punct(k, "]")), None)
+        if close is None:
+            return None
+        inner = tokens[j + 1 : close]
+        if inner and _word(inner[0]) is not None:
+            var, inner = _word(inner[0]), inner[1:]
+        types = [str(_word(t)) for t in inner if _word(t) is not None and t.value.upper() not in ("TRUE", "FALSE")]
+        types = types if inner[:1] and inner[0].value == ":" else []
+        bracket, j = (j, close), close + 1
+    if not punct(j, "-"):
+        return None
+    outgoing = punct(j + 1, ">")
+    end = j + 1 if outgoing else j
+    direction = "out" if outgoing and not incoming else "in" if incoming and not outgoing else "both"
+    return Rel(var, types, i, end, direction, bracket)
+
+
+def patterns(tokens: list[Token]) -> list[list[Node | Rel]]:
+    """Every path pattern of the query as alternating nodes and relationships."""
+    chains: list[list[Node | Rel]] = []
+    i = 0
+    while i < len(tokens):
+        node = _node_at(tokens, i) if tokens[i].kind == "punct" and tokens[i].value == "(" else None
+        if node is None:
+            i += 1
+            continue
+        chain: list[Node | Rel] = [node]
+        j = node.end + 1
+        while (rel := _rel_after(tokens, j)) is not None:
+            nxt = _node_at(tokens, rel.end + 1) if rel.end + 1 < len(tokens) else None
+            if nxt is None:
+                break
+            chain += [rel, nxt]
+            j = nxt.end + 1
+        chains.append(chain)
+        i = j
+    return chains
+
+
+def _listing(names: object, limit: int = 12) -> str:
+    names = sorted(names)  # type: ignore[call-overload]
+    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _variables(chains: list[list[Node | Rel]]) -> tuple[dict[str, str], dict[str, str]]:
+    """Node variable → its first label; relationship variable → its first type."""
+    nodes: dict[str, str] = {}
+    rels: dict[str, str] = {}
+    for chain in chains:
+        for part in chain:
+            if isinstance(part, Node) and part.var and part.labels:
+                nodes.setdefault(part.var, part.labels[0])
+            elif isinstance(part, Rel) and part.var and part.types:
+                rels.setdefault(part.var, part.types[0])
+    return nodes, rels
+
+
+def _label_of(node: Node, nodes: dict[str, str]) -> str | None:
+    return node.labels[0] if node.labels else nodes.get(node.var or "")
+
+
+def _arrow(tokens: list[Token], rel: Rel, direction: str) -> list[Token]:
+    inner = tokens[rel.bracket[0] : rel.bracket[1] + 1] if rel.bracket else []
+    dash = Token("punct", "-")
+    if direction == "in":
+        return [Token("punct", "<"), dash, *inner, dash]
+    return [dash, *inner, dash, Token("punct", ">")]
+
+
+def _direction(
+    schema: GraphSchema, chain: list[Node | Rel], k: int, nodes: dict[str, str], out: CheckResult
+) -> tuple[Rel, str] | None:
+    """Check the direction of relationship ``chain[k]``; returns (rel, new direction) when it must turn."""
+    rel, left, right = chain[k], chain[k - 1], chain[k + 1]
+    assert isinstance(rel, Rel) and isinstance(left, Node) and isinstance(right, Node)
+    a, b = _label_of(left, nodes), _label_of(right, nodes)
+    if rel.direction == "both" or len(rel.types) != 1 or a is None or b is None:
+        return None
+    allowed = schema.directions(rel.types[0])
+    if not allowed:
+        return None
+    src, dst = (a, b) if rel.direction == "out" else (b, a)
+    if (src, dst) in allowed:
+        return None
+    if (dst, src) in allowed:
+        out.fixed.append(f"{rel.types[0]} goes from {dst} to {src}: turned round")
+        return rel, "in" if rel.direction == "out" else "out"
+    ways = "; ".join(f"(:{s})-[:{rel.types[0]}]->(:{t})" for s, t in sorted(allowed))
+    out.problems.append(f"{rel.types[0]} does not join {a} and {b}; it only joins {ways}")
+    return None
+
+
+def _properties(schema: GraphSchema, tokens: list[Token], nodes: dict[str, str], rels: dict[str, str]) -> list[str]:
+    """``var.prop`` reads of properties the variable's label (or relationship type) does not have."""
+    problems = []
+    for i in range(len(tokens) - 2):
+        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
+        if not (dot.kind == "punct" and dot.value == "." and _word(var) and _word(prop) and not dot.gap):
+            continue
+        if var.value in nodes and nodes[var.value] in schema.labels:
+            label = nodes[var.value]
+            have = schema.labels[label]
+        elif var.value in rels and rels[var.value] in schema.types():
+            label = rels[var.value]
+            have = schema.relationship_properties(label)
+        else:
+            continue
+        if prop.value not in have:
+            problems.append(f"{label} has no property {prop.value!r}; it has {_listing(have)}")
+    return list(dict.fromkeys(problems))
+
+
+def check_query(query: str, schema: GraphSchema) -> CheckResult:
+    """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
+    relationships written against their only direction turned round."""
+    out = CheckResult(query)
+    try:
+        tokens = tokenise_cypher(query)
+    except CypherSyntaxError as exc:
+        out.problems.append(f"the query does not parse: {exc}")
+        return out
+    chains = patterns(tokens)
+    nodes, rels = _variables(chains)
+    turns: list[tuple[Rel, str]] = []
+    for chain in chains:
+        for k, part in enumerate(chain):
+            if isinstance(part, Node):
+                out.problems += [
+                    f"there is no label {x}; labels are {_listing(schema.labels)}"
+                    for x in part.labels
+                    if x not in schema.labels
+                ]
+            elif (turn := _direction(schema, chain, k, nodes, out)) is not None:
+                turns.append(turn)
+            out.problems += [
+                f"there is no relationship type {t}; types are {_listing(schema.types())}"
+                for t in getattr(part, "types", [])
+                if t not in schema.types()
+            ]
+    out.problems += _properties(schema, tokens, nodes, rels)
+    for rel, direction in sorted(turns, key=lambda t: -t[0].start):
+        tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
+    if turns:
+        out.query = serialise(tokens)
+    out.problems = list(dict.fromkeys(out.problems))
+    return out
+
+
+__all__ = ["CheckResult", "check_query", "patterns"]

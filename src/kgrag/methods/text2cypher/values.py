@@ -1,0 +1,93 @@
+"""Value linking: the literals a question names, found among the database's own property values.
+
+A small model writes ``{categoryName: 'seafood'}`` or ``{name: 'Sea Food'}`` and the query returns nothing.
+Matching the question's words against the values actually stored (case-insensitively, longest span first)
+gives the prompt exact hints such as ``Category.categoryName = 'Seafood'``. The index holds every distinct
+string value of every string property (one query per property, built once per database and kept with the KG);
+properties with more than ``max_values`` distinct values (free text, keys of huge tables) are left out, and
+purely numeric values match only when the question quotes them, so an ID ``'1'`` does not match "top 1".
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kgrag.methods.text2cypher.schema import GraphSchema
+
+_WORD = re.compile(r"[\w'&./-]+", re.UNICODE)
+_QUOTED = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"")
+MAX_SPAN = 6
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split()).strip(".,;:!?")
+
+
+@dataclass(frozen=True)
+class ValueHint:
+    label: str
+    prop: str
+    value: str
+
+    def text(self, var: str | None = None) -> str:
+        quoted = "'" + self.value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return f"{self.label}.{self.prop} = {quoted}"
+
+
+class ValueIndex:
+    """Normalised value → where it is stored; built from ``(label, property, values)`` triples."""
+
+    def __init__(self, columns: Iterable[tuple[str, str, Iterable[Any]]]) -> None:
+        self.values: dict[str, list[ValueHint]] = {}
+        for label, prop, values in columns:
+            for value in values:
+                if isinstance(value, str) and value.strip() and value.upper() != "NULL":
+                    self.values.setdefault(_key(value), []).append(ValueHint(label, prop, value))
+
+    @classmethod
+    def from_backend(cls, backend: Any, schema: GraphSchema, *, max_values: int = 20_000) -> ValueIndex:
+        """Every distinct string value of each string property the backend stores (trusted queries we write)."""
+        columns = []
+        for label, props in schema.labels.items():
+            for prop, kind in props.items():
+                if kind.upper() != "STRING":
+                    continue
+                result = backend.run(
+                    f"MATCH (n:{label}) RETURN DISTINCT n.{prop} LIMIT {max_values + 1}",
+                    trusted=True,
+                    row_cap=max_values + 1,
+                )
+                if result.ok and len(result.rows) <= max_values:
+                    columns.append((label, prop, [row[0] for row in result.rows]))
+        return cls(columns)
+
+    def link(self, question: str, *, limit: int = 8) -> list[ValueHint]:
+        """Hints for the values the question names: quoted literals (exact, then close spellings), then the
+        longest word spans equal to a stored value, never two overlapping spans."""
+        hints: list[ValueHint] = []
+        for m in _QUOTED.finditer(question):
+            literal = _key(m.group(1) or m.group(2))
+            found = self.values.get(literal)
+            if found is None:
+                close = difflib.get_close_matches(literal, self.values.keys(), n=1, cutoff=0.85)
+                found = self.values[close[0]] if close else []
+            hints += found
+        words = [(m.start(), m.end()) for m in _WORD.finditer(question)]
+        taken = [False] * len(words)
+        for size in range(min(MAX_SPAN, len(words)), 0, -1):
+            for i in range(len(words) - size + 1):
+                if any(taken[i : i + size]):
+                    continue
+                span = _key(question[words[i][0] : words[i + size - 1][1]])
+                if len(span) < 2 or span.replace(".", "").isdigit() or span not in self.values:
+                    continue
+                hints += self.values[span]
+                taken[i : i + size] = [True] * size
+        return list(dict.fromkeys(hints))[:limit]
+
+
+__all__ = ["ValueHint", "ValueIndex"]

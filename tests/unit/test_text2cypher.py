@@ -1,0 +1,103 @@
+"""text2cypher plumbing on the bundled Northwind property graph (scripted LLM: no accuracy claims): the schema
+check, value linking, examples and the one repair."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgrag.demo import demo_path
+from kgrag.errors import KGFormatError
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.property_graph import PropertyGraph
+from kgrag.methods import get as get_method
+from kgrag.methods.text2cypher.check import check_query
+from kgrag.methods.text2cypher.examples import ExamplePairs
+from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.values import ValueIndex
+from kgrag.models.embeddings import load_embedder
+from kgrag.models.llm.scripted import ScriptedLLM
+
+
+@pytest.fixture(scope="module")
+def northwind(tmp_path_factory):
+    graph = PropertyGraph.load(demo_path("northwind"))
+    store = graph.to_knowledge_graph().save(tmp_path_factory.mktemp("nw") / "northwind")
+    graph.save_tables(store)
+    return KnowledgeGraph.load(store)
+
+
+@pytest.fixture(scope="module")
+def schema(northwind):
+    return GraphSchema.of(northwind)
+
+
+def test_check_turns_a_backwards_relationship_and_names_unknown_parts(schema):
+    fixed = check_query("MATCH (s:Supplier)<-[:SUPPLIES]-(p:Product) RETURN s.companyName", schema)
+    assert fixed.query == "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName"
+    assert fixed.problems == [] and fixed.fixed == ["SUPPLIES goes from Supplier to Product: turned round"]
+    # written the right way from the other end: untouched
+    same = "MATCH (p:Product)<-[:SUPPLIES]-(s:Supplier) RETURN count(p)"
+    assert check_query(same, schema).query == same and not check_query(same, schema).fixed
+    bad = check_query(
+        "MATCH (s:Ship)-[:PART_OF]->(c:Category) MATCH (x:Supplier) RETURN x.name, c.categoryName", schema
+    )
+    assert any(p.startswith("there is no label Ship") for p in bad.problems)
+    assert any(p.startswith("Supplier has no property 'name'; it has address, city, companyName") for p in bad.problems)
+    joins = check_query("MATCH (s:Supplier)-[:PART_OF]->(c:Category) RETURN c", schema).problems
+    assert joins == ["PART_OF does not join Supplier and Category; it only joins (:Product)-[:PART_OF]->(:Category)"]
+    rel_prop = check_query("MATCH (:Order)-[r:ORDERS]->(:Product) RETURN sum(r.price)", schema).problems
+    assert rel_prop and rel_prop[0].startswith("ORDERS has no property 'price'")
+    assert check_query("MATCH (n) RETURN 'unterminated", schema).problems[0].startswith("the query does not parse")
+
+
+def test_value_linking_finds_stored_spellings(northwind, schema):
+    from kgrag.graph.backends import open_cypher_backend
+
+    index = ValueIndex.from_backend(open_cypher_backend(northwind, "ladybug"), schema)
+    hints = [h.text() for h in index.link("What is the average price of products in the seafood category?")]
+    assert hints == ["Category.categoryName = 'Seafood'"]
+    dated = [h.text() for h in index.link("Customers with orders on '1996-07-04 00:00:00.000'")]
+    assert dated == ["Order.orderDate = '1996-07-04 00:00:00.000'"]
+    assert index.link("the top 1 product") == []  # an ID '1' is not a value the question names
+
+
+def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"question": "How many products are in each category?", "cypher": "MATCH (p:Product) RETURN count(p)"},
+        {"question": "Which supplier is in London?", "cypher": "MATCH (s:Supplier) RETURN s.companyName"},
+        {"question": "How many orders did each customer place?", "cypher": "MATCH (o:Order) RETURN count(o)"},
+    ]
+    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    examples = ExamplePairs.load(pairs, load_embedder("static"))
+    similar = examples.similar("How many products are in each category?", 1)
+    assert similar and similar[0][0] != "How many products are in each category?"
+    pairs.write_text('{"question": "q"}\n')
+    with pytest.raises(KGFormatError, match=r"pairs.jsonl:1: "):
+        ExamplePairs.load(pairs, load_embedder("static"))
+
+
+def test_a_query_that_returns_nothing_gets_one_repair_with_the_reason(northwind):
+    wrong = "MATCH (c:Category {categoryName: 'seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
+    right = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": "returned no rows", "response": f"<cypher>{right}</cypher>"},
+                {"prompt": "text2cypher_write", "match": "Seafood", "response": f"<cypher>{wrong}</cypher>"},
+            ]
+        }
+    )
+    method = get_method("text2cypher")(northwind, llm=llm)
+    answer = method.answer("What is the average unit price of seafood products?")
+    assert answer.usage.llm_calls == 2
+    assert len(answer.answers) == 1 and abs(float(answer.answers[0]) - 20.6825) < 0.01
+    executed = [s for s in answer.trace if s.name == "execute"]
+    assert len(executed) == 2
+    assert executed[0].outputs["result_rows"] == [[None]]  # avg() over no rows: one null row, not an answer
+    context = next(s for s in answer.trace if s.name == "context")
+    assert context.outputs["values"] == ["Category.categoryName = 'Seafood'"]
+    none = get_method("text2cypher")(northwind, llm=llm, repairs=0).answer("What is the average price of seafood?")
+    assert none.usage.llm_calls == 1 and none.answers == []
