@@ -142,3 +142,18 @@ def test_a_choice_among_the_questions_own_entities_is_kept():
     assert keep_to_best_pattern(["Heat"], paths, exclude=["Heat", "Ronin"]) == ["Heat"]
     assert keep_to_best_pattern(["Heat"], paths, exclude=["Heat"]) == ["1995", "1998"]
     assert prefer_candidates(["Heat"], ["1995"], exclude=["Heat"]) == ["1995"]
+
+
+def test_an_unnamed_answer_becomes_the_named_entities_its_fact_joins():
+    from kgrag.linking.answers import name_unnamed_answers
+
+    paths = [
+        ["Christian Grey", "m.0ydn3r2", "Jamie Dornan"],
+        ["Christian Grey", "Fifty Shades of Grey"],
+    ]
+    assert name_unnamed_answers(["m.0ydn3r2"], paths, ["Christian Grey"]) == ["Jamie Dornan"]
+    assert name_unnamed_answers(["Jamie Dornan", "m.0ydn3r2"], paths, ["Christian Grey"]) == ["Jamie Dornan"]
+    assert name_unnamed_answers(["m.0zzz999"], paths, ["Christian Grey"]) == []  # unexplained: dropped
+    # the fact's near half only: the named node before it, never the question's own entity
+    assert name_unnamed_answers(["m.0ydn3r2"], [["Christian Grey", "m.0ydn3r2"]], ["Christian Grey"]) == []
+    assert name_unnamed_answers(["Heat", "1995"], paths) == ["Heat", "1995"]  # names and years stay

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from kgrag.graph.identifiers import looks_like_identifier
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize, tokens
 
@@ -203,6 +204,33 @@ def keep_to_best_pattern(
     if not chosen:  # named through a middle node of a best-pattern path
         chosen = list(dict.fromkeys(end for nodes, end in top if end in ends and any(map(named, nodes[1:-1]))))
     return chosen or ends
+
+
+def name_unnamed_answers(
+    answers: Sequence[str], paths: Sequence[Sequence[str]], exclude: Sequence[str] = ()
+) -> list[str]:
+    """Answers that are unnamed nodes (``m.0ydn3r2``: a Freebase CVT) replaced by the named entities the evidence
+    joins them to, never the question's own; an unnamed answer the evidence does not explain is dropped.
+
+    A CVT stands for a fact ("Christian Grey <-character- m.0ydn3r2 -actor-> Jamie Dornan"); a small model that
+    answers with its identifier means the fact's other participants. ``paths`` are the entity names of the
+    evidence items (a path, or a triple's two ends), best first; the names after the unnamed node on a path come
+    first, then those before it.
+    """
+    if not any(looks_like_identifier(a) for a in answers):
+        return list(answers)
+    banned = {normalize(e) for e in exclude}
+    out: list[str] = []
+    for answer in answers:
+        if not looks_like_identifier(answer):
+            out.append(answer)
+            continue
+        for nodes in paths:
+            if answer in nodes:
+                i = list(nodes).index(answer)
+                near = [*nodes[i + 1 :], *reversed(nodes[:i])]
+                out += [n for n in near if not looks_like_identifier(n) and normalize(n) not in banned][:1]
+    return list(dict.fromkeys(out))
 
 
 def follow_to_path_ends(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -178,6 +178,17 @@ class Method(ABC):
         """Return (answers, evidence); record steps on ``trace``."""
 
 
+GrammarSetting = Literal["auto", "on", "off"]
+
+
+def use_grammar(setting: GrammarSetting, llm: LLM | None) -> bool:
+    """Whether to send a GBNF grammar: ``auto`` only to local llama.cpp models, which enforce it; an
+    OpenAI-compatible endpoint may be a llama.cpp server that does (``on``) or a service that rejects it."""
+    if setting == "auto":
+        return bool(llm is not None and str(getattr(llm, "model_id", "")).startswith("llamacpp:"))
+    return setting == "on"
+
+
 def answer_or_failure(method: Method, question: str, topic_entities: Sequence[str] | None = None) -> Answer:
     """``method.answer``, or for an :class:`LLMError` an empty Answer whose ``error`` names it: for scripts that
     record a failed question and go on (benchmarks). Whatever shows answers to people must let the error through.
@@ -222,9 +233,10 @@ def answer_from_facts(
 ) -> list[str]:
     """Ask a prompt about ``evidence`` shown as numbered ``facts``; answers are read against the evidence's entity
     names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`)."""
+    from kgrag.linking.answers import name_unnamed_answers
     from kgrag.retrieval.triples import facts_text
 
-    return ask_for_answers(
+    answers = ask_for_answers(
         method,
         prompt_name,
         question=question,
@@ -233,6 +245,7 @@ def answer_from_facts(
         exclude=exclude,
         **values,
     )
+    return name_unnamed_answers(answers, [ev.entities for ev in evidence], exclude)
 
 
 def evidence_entities(evidence: Sequence[Evidence], *, ends_only: bool = False) -> list[str]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
-from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern
+from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
@@ -338,6 +338,7 @@ class Frag(Method):
                 evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
             )
+            answers = name_unnamed_answers(answers, [ev.entities for ev in evidence], topics)
             ranked = [(ev.entities, ev.relations) for ev in (full or evidence)]
             grounding = self.config.grounding
             if grounding == "auto":
