@@ -1,8 +1,32 @@
-"""Execution accuracy for Text2Cypher (kgrag.eval.execution)."""
+"""Execution accuracy for Text2Cypher (kgrag.eval.execution) and the pure parts of
+benchmarks/text2cypher_bench.py: which query a method executed, how pairs are filtered, the summary."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
 from kgrag.eval.execution import cell_key, relaxed_match, strict_match
+from kgrag.types import Answer, Step, Usage
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "text2cypher_bench.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCH.parent))  # the script imports bench_common as a sibling
+    try:
+        spec = importlib.util.spec_from_file_location("text2cypher_bench", BENCH)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH.parent))
+
 
 NODE = {"_ID": {"offset": 0, "table": 2}, "_LABEL": "Supplier", "companyName": "Exotic Liquids", "country": "UK"}
 
@@ -90,3 +114,60 @@ def test_relaxed_ignores_gold_nulls_and_falls_back_to_strict_without_values():
 def test_relaxed_numbers_use_the_same_tolerance():
     assert relaxed_match([[77, 28.86636363636364]], [[28.866363636363637]])
     assert not relaxed_match([[28.9]], [[28.866363636363637]])
+
+
+# ------------------------------------------------------------------------------------------- benchmark pieces
+def _answer(*steps: Step) -> Answer:
+    return Answer(question="q", method="m", trace=list(steps), usage=Usage(llm_calls=1))
+
+
+def test_executed_query_is_the_last_cypher_run_in_the_trace(bench):
+    write = Step(name="write_cypher", outputs={"cypher": "MATCH (a) RETURN a"})
+    first = Step(name="execute", inputs={"cypher": "MATCH (a) RETURN a"}, outputs={"executed": "x", "ok": False})
+    repaired = Step(name="repair_execute", inputs={"cypher": "MATCH (b) RETURN b"}, outputs={"executed": "y"})
+    assert bench.executed_query(_answer(write, first)) == "MATCH (a) RETURN a"
+    assert bench.executed_query(_answer(write, first, repaired)) == "MATCH (b) RETURN b"
+    byokg = Step(name="cypher", inputs={"cypher": "MATCH (c) RETURN c"}, outputs={"ok": True, "executed": "z"})
+    assert bench.executed_query(_answer(byokg, Step(name="answer"))) == "MATCH (c) RETURN c"
+    assert bench.executed_query(_answer(write)) is None  # written, never run
+    assert bench.executed_query(_answer(Step(name="execute", inputs={"query": "DSL"}))) is None  # ultrag's DSL
+
+
+def test_clean_pairs_keep_only_the_clean_ones_of_the_types_asked(bench, tmp_path):
+    lines = [
+        {"question": "a", "cypher": "RETURN 1", "type": "T1"},
+        {"question": "b", "cypher": "RETURN 2", "type": "T1", "syntax_error": True},
+        {"question": "c", "cypher": "RETURN 3", "type": "T2"},
+        {"question": "d", "cypher": "RETURN 4", "type": "T1", "returns_results": False},
+        {"question": "e", "cypher": "RETURN 5", "type": "T1", "false_schema": "Employee"},
+        {"question": "f", "cypher": "RETURN 6", "type": "T1", "timeout": True},
+    ]
+    clean = {"syntax_error": False, "timeout": False, "returns_results": True, "false_schema": ""}
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(json.dumps({**clean, **x}) for x in lines) + "\n\n")
+    pairs, counts = bench.clean_pairs(path, types=None)
+    assert [p["question"] for p in pairs] == ["a", "c"] and counts == {"dev": 6, "clean": 2}
+    assert [p["question"] for p in bench.clean_pairs(path, types=["T2"])[0]] == ["c"]
+
+
+def test_choose_limit_and_sample(bench):
+    pairs = [{"question": str(i)} for i in range(10)]
+    assert [p["question"] for p in bench.choose(pairs, limit=3, sample=None, seed=0)] == ["0", "1", "2"]
+    drawn = bench.choose(pairs, limit=None, sample=4, seed=1)
+    assert len(drawn) == 4 and drawn == bench.choose(pairs, limit=None, sample=4, seed=1)
+    assert bench.choose(pairs, limit=None, sample=None, seed=0) == pairs
+
+
+def test_summary_overall_and_per_type(bench):
+    rows = [
+        {"type": "A", "strict": True, "relaxed": True, "ok": True, "predicted": "q", "calls": 1, "seconds": 2.0},
+        {"type": "A", "strict": False, "relaxed": True, "ok": True, "predicted": "q", "calls": 2, "seconds": 4.0},
+        {"type": "B", "strict": False, "relaxed": False, "ok": False, "predicted": None, "calls": 1, "seconds": 9.0},
+    ]
+    summary = bench.summarise(rows)
+    overall = summary["overall"]
+    assert overall["n"] == 3 and overall["strict"] == pytest.approx(1 / 3)
+    assert overall["relaxed"] == pytest.approx(2 / 3)
+    assert overall["parses_and_runs"] == 1.0 and overall["no_query"] == 1  # of the queries written
+    assert overall["seconds_median"] == 4.0 and overall["seconds_mean"] == 5.0 and overall["calls_max"] == 2
+    assert summary["by_type"]["A"]["strict"] == 0.5 and summary["by_type"]["B"]["n"] == 1
