@@ -2,12 +2,13 @@
 
 One call writes a query from the schema (labels with typed properties, relationship types with their only
 direction), the values the question names as the database stores them (:mod:`.values`) and, when the operator
-gives a file of solved question/Cypher pairs, the most similar of them (:mod:`.examples`). The query is then
-held against the schema (:mod:`.check`): a relationship written backwards between labelled nodes is turned
-round, and an unknown label, type or property, a query the guard rejects, an engine error or an empty result
-sends the query back once (``repairs``) with what went wrong and the schema around the labels it used — at
-most ``1 + repairs`` calls. The rows are the answer (first column, aggregates included) and the evidence; the
-executed query is in the trace. The one-call ``cypher`` baseline stays as the paper's baseline.
+gives a file of solved question/Cypher pairs, the most similar of them (:mod:`.examples`); on llama.cpp models
+under a grammar in which only the schema's labels, properties and directions can be written (:mod:`.grammar`).
+The query is then held against the schema (:mod:`.check`): a relationship written backwards between labelled
+nodes is turned round, and an unknown label, type or property, a query the guard rejects, an engine error or an
+empty result sends the query back once (``repairs``) with what went wrong and the schema around the labels it
+used — at most ``1 + repairs`` calls. The rows are the answer (first column, aggregates included) and the
+evidence; the executed query is in the trace. The one-call ``cypher`` baseline stays as the paper's baseline.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated, Any
 
-from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
 from kgrag.methods.settings import ClientRange, HostSetting, PathSetting
 from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
+from kgrag.methods.text2cypher.grammar import cypher_grammar
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.retrieval.graph_query import extract_query, first_column_answers, rows_as_evidence, run_recorded
@@ -28,6 +30,7 @@ from kgrag.types import Evidence
 
 class Text2CypherConfig(MethodConfig):
     backend: HostSetting = "ladybug"
+    grammar: GrammarSetting = "auto"  # only the schema's labels, properties and directions can be sampled
     examples: PathSetting = ""  # JSONL of {"question", "cypher"} pairs; the most similar go into the prompt
     example_count: Annotated[int, ClientRange(0, 10)] = 3
     value_hints: bool = True
@@ -61,6 +64,10 @@ class Text2Cypher(Method):
         )
 
     @cached_property
+    def grammar(self) -> str | None:
+        return cypher_grammar(self.schema) if use_grammar(self.config.grammar, self.llm) else None
+
+    @cached_property
     def examples(self) -> ExamplePairs | None:
         return ExamplePairs.load(self.config.examples, self.text_embedder) if self.config.examples else None
 
@@ -79,7 +86,9 @@ class Text2Cypher(Method):
 
     def _write(self, question: str, context: dict[str, str], repair: str, trace: Trace) -> str:
         with trace.step("write_cypher", repair=bool(repair)) as step:
-            raw, parsed = self.call_prompt("text2cypher_write", question=question, repair=repair, **context)
+            raw, parsed = self.call_prompt(
+                "text2cypher_write", grammar=self.grammar, question=question, repair=repair, **context
+            )
             query = extract_query(parsed.get("cypher"), raw)
             step.outputs["cypher"] = query
         return query

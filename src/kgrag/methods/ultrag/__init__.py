@@ -37,12 +37,14 @@ import numpy as np
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods.base import (
+    GrammarSetting,
     Method,
     MethodConfig,
     Trace,
     answer_from_facts,
     ask_for_answers,
     registry,
+    use_grammar,
 )
 from kgrag.methods.settings import ClientRange, ClientText, MethodSetting
 from kgrag.methods.ultrag.dsl import (
@@ -92,7 +94,7 @@ class UltragConfig(MethodConfig):
     executor: Literal["symbolic", "neural"] = "symbolic"
     # run this DSL query instead of asking the LLM (what `retrieve` needs)
     query: Annotated[str | None, ClientText(2000)] = None
-    grammar: Literal["auto", "on", "off"] = "auto"  # GBNF-constrained query writing (auto: llama.cpp models)
+    grammar: GrammarSetting = "auto"  # GBNF-constrained query writing (auto: llama.cpp models)
     retries: Annotated[int, ClientRange(0, 3)] = 1  # re-prompts with the error message when a query fails
     sigma: Annotated[float, ClientRange(0.001, 10)] = 0.1  # Gaussian soft-linking kernel width
     link_k: Annotated[int, ClientRange(1, 50)] = 10  # nearest names considered per leaf
@@ -135,11 +137,7 @@ class Ultrag(Method):
         return HybridLinker(self.kg)
 
     def _use_grammar(self) -> bool:
-        if self.config.grammar == "off":
-            return False
-        if self.config.grammar == "on":
-            return True
-        return bool(self.llm is not None and str(getattr(self.llm, "model_id", "")).startswith("llamacpp:"))
+        return use_grammar(self.config.grammar, self.llm)
 
     @cached_property
     def _examples(self) -> str:

@@ -1,0 +1,105 @@
+"""A GBNF grammar of the read-only Cypher a question needs, in which only this database's schema can be written.
+
+With it llama.cpp cannot sample a label the database lacks, a property of the wrong label in a node pattern, or
+a relationship against its direction: the path rules carry the label of the node they stand on, so after
+``(p:Product)`` only ``-[:PART_OF]->(…:Category)``, ``<-[:SUPPLIES]-(…:Supplier)`` and
+``<-[:ORDERS]-(…:Order)`` may follow. A node written without a label may be followed by any relationship type,
+but the node after it still gets the type's own label in the type's direction. Clauses are the read-only
+subset (MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, LIMIT, aggregation, variable-length paths); the
+guard still checks what comes out, and property reads in expressions (``x.prop``) are held to the variable's
+label afterwards by :mod:`.check`, which a context-free grammar cannot do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from kgrag.methods.text2cypher.schema import GraphSchema
+
+FUNCTIONS = [
+    "count", "sum", "avg", "min", "max", "collect", "size", "round", "abs", "toFloat", "toInteger", "toString",
+    "toLower", "toUpper", "trim", "coalesce", "length", "head", "last", "labels", "type", "exists",
+]  # fmt: skip
+
+_FIXED = r"""
+root ::= "<cypher>" query "</cypher>"
+query ::= match (sep clause)* sep "RETURN " body
+clause ::= match | "WHERE " cond | "WITH " body
+match ::= ("OPTIONAL ")? "MATCH " path ("," " "? path)*
+sep ::= " " | "\n"
+body ::= ("DISTINCT ")? item ("," " "? item)* (" ORDER BY " order ("," " "? order)*)? (" LIMIT " int)?
+item ::= expr (" AS " var)?
+order ::= expr (" DESC" | " ASC")?
+cond ::= ("NOT ")? test ((" AND " | " OR ") ("NOT ")? test)*
+test ::= expr (cmp expr | " IS NULL" | " IS NOT NULL")?
+cmp ::= " "? ("=" | "<>" | "<=" | ">=" | "<" | ">") " "? | " CONTAINS " | " STARTS WITH " | " ENDS WITH " | " IN "
+expr ::= term (" "? ("+" | "-" | "*" | "/") " "? term)*
+term ::= var ("." prop)? | func "(" ("DISTINCT ")? (expr | "*") ")" | literal | "(" cond ")" | list
+list ::= "[" (expr ("," " "? expr)*)? "]"
+literal ::= string | number | "true" | "false" | "null"
+string ::= "'" ([^'\\\n] | "\\" [^\n])* "'"
+number ::= "-"? [0-9]+ ("." [0-9]+)?
+int ::= [1-9] [0-9]{0,2}
+var ::= [a-z] [a-zA-Z0-9_]{0,23}
+range ::= "*" [1-4]? (".." [1-4])?
+node-any ::= "(" var ")"
+chain-any ::= node-any step-any?
+"""
+
+
+def _lit(text: str) -> str:
+    return json.dumps(text)
+
+
+def _rule(name: str) -> str:
+    """A GBNF rule name for a label or type (letters, digits and dashes only)."""
+    return re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-").lower() or "x"
+
+
+def _alternatives(names: list[str]) -> str:
+    return " | ".join(_lit(n) for n in sorted(set(names))) if names else '"x"'
+
+
+def _label_rules(schema: GraphSchema, label: str) -> list[str]:
+    """``node-L``, ``chain-L`` and ``step-L`` of one label."""
+    r = _rule(label)
+    props = list(schema.labels[label])
+    rules = [f'node-{r} ::= "(" var? ":" {_lit(label)} (" "? props-{r})? ")"']
+    if props:
+        rules.append(f'props-{r} ::= "{{" prop-{r} ": " literal (", " prop-{r} ": " literal)* "}}"')
+        rules.append(f"prop-{r} ::= {_alternatives(props)}")
+    else:
+        rules.append(f'props-{r} ::= "{{}}"')
+    steps = []
+    for rel in schema.relationships:
+        if rel.source == label:
+            steps.append(f'"-[" var? ":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}')
+        if rel.target == label:
+            steps.append(f'"<-[" var? ":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}')
+    rules.append(f"chain-{r} ::= node-{r}" + (f" step-{r}?" if steps else ""))
+    if steps:
+        rules.append(f"step-{r} ::= " + " | ".join(steps))
+    return rules
+
+
+def cypher_grammar(schema: GraphSchema) -> str:
+    """The GBNF grammar for ``schema`` (see the module docstring)."""
+    rules = [_FIXED.strip()]
+    labels = list(schema.labels)
+    rules.append("path ::= " + " | ".join([f"chain-{_rule(x)}" for x in labels] + ["chain-any"]))
+    any_steps = []
+    for rel in schema.relationships:
+        any_steps.append(f'"-[" var? ":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}')
+        any_steps.append(f'"<-[" var? ":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}')
+    rules.append("step-any ::= " + (" | ".join(dict.fromkeys(any_steps)) if any_steps else '"-->" node-any'))
+    for label in labels:
+        rules += _label_rules(schema, label)
+    every_prop = [p for props in schema.labels.values() for p in props]
+    every_prop += [p for rel in schema.relationships for p in rel.properties]
+    rules.append(f"prop ::= {_alternatives(every_prop) if every_prop else '[a-zA-Z_]+'}")
+    rules.append(f"func ::= {_alternatives(FUNCTIONS)}")
+    return "\n".join(rules) + "\n"
+
+
+__all__ = ["cypher_grammar"]

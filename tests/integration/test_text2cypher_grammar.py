@@ -1,0 +1,44 @@
+"""text2cypher's schema grammar on the real local runtime (SmolLM2: a plumbing model, so this checks what the
+grammar allows to be written, not whether the query answers the question)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.demo import demo_path
+from kgrag.graph.backends.guard import guard_cypher
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.property_graph import PropertyGraph
+from kgrag.methods import get as get_method
+from kgrag.methods.text2cypher.check import check_query
+from kgrag.models import manager
+from kgrag.models.llm import load_llm
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def smollm():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python (kgrag[local]) is not installed")
+    if not manager.get_model(manager.TEST_MODEL).installed():
+        pytest.skip("the SmolLM2 test model is not installed: run `kgrag models setup smollm2-135m`")
+    return load_llm(f"llamacpp:{manager.TEST_MODEL}")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which suppliers supply products in the Seafood category?", "How many orders did each customer place?"],
+)
+def test_under_the_grammar_only_the_schema_can_be_written(smollm, tmp_path, question):
+    graph = PropertyGraph.load(demo_path("northwind"))
+    store = graph.to_knowledge_graph().save(tmp_path / "northwind")
+    graph.save_tables(store)
+    method = get_method("text2cypher")(KnowledgeGraph.load(store), llm=smollm, repairs=0)
+    assert method.grammar is not None  # auto: a llama.cpp model gets the grammar
+    answer = method.answer(question)
+    written = next(s for s in answer.trace if s.name == "write_cypher").outputs["cypher"]
+    assert written.startswith("MATCH") or written.startswith("OPTIONAL MATCH"), written
+    checked = check_query(written, method.schema)
+    wrong = [p for p in checked.problems if "has no property" not in p]  # x.prop in expressions: not in a CFG
+    assert wrong == [] and checked.fixed == [], (written, checked.problems)
+    assert guard_cypher(written).ok or "RETURN" not in written  # cut at max_tokens: no RETURN yet
