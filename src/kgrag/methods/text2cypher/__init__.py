@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated, Any
 
-from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
-from kgrag.methods.settings import ClientRange, HostSetting, PathSetting
+from kgrag.methods.base import GrammarSetting, Trace, registry, use_grammar
+from kgrag.methods.baselines import CypherConfig, TextToCypher
+from kgrag.methods.settings import ClientRange, PathSetting
 from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar
@@ -28,30 +29,22 @@ from kgrag.retrieval.graph_query import extract_query, first_column_answers, row
 from kgrag.types import Evidence
 
 
-class Text2CypherConfig(MethodConfig):
-    backend: HostSetting = "ladybug"
+class Text2CypherConfig(CypherConfig):
     grammar: GrammarSetting = "auto"  # only the schema's labels, properties and directions can be sampled
     examples: PathSetting = ""  # JSONL of {"question", "cypher"} pairs; the most similar go into the prompt
     example_count: Annotated[int, ClientRange(0, 10)] = 3
     value_hints: bool = True
     repairs: Annotated[int, ClientRange(0, 2)] = 1
-    row_cap: Annotated[int, ClientRange(1, 200)] = 50
-    timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
 
 
 @registry.register("text2cypher")
-class Text2Cypher(Method):
-    """Text2Cypher with value hints, example retrieval, a schema check and one repair from the error."""
+class Text2Cypher(TextToCypher):
+    """Text2Cypher with value hints, example retrieval, a schema check and one repair from the error (the
+    baseline's backend and execution settings, its own writing)."""
 
     name = "text2cypher"
     Config = Text2CypherConfig
-    config: Text2CypherConfig
-
-    @cached_property
-    def backend(self) -> Any:
-        from kgrag.graph.backends import open_cypher_backend
-
-        return open_cypher_backend(self.kg, self.config.backend)
+    config: Text2CypherConfig  # type: ignore[assignment]
 
     @cached_property
     def schema(self) -> GraphSchema:
