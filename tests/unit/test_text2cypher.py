@@ -61,6 +61,15 @@ def test_value_linking_finds_stored_spellings(northwind, schema):
     dated = [h.text() for h in index.link("Customers with orders on '1996-07-04 00:00:00.000'")]
     assert dated == ["Order.orderDate = '1996-07-04 00:00:00.000'"]
     assert index.link("the top 1 product") == []  # an ID '1' is not a value the question names
+    from kgrag.methods.text2cypher.check import misplaced_values
+
+    wrong = "MATCH (p:Product) WHERE p.categoryID = 'Grains/Cereals' RETURN p"
+    assert misplaced_values(wrong, schema, index.places) == [
+        "'Grains/Cereals' is stored as Category.categoryName, not as Product.categoryID"
+    ]
+    right = "MATCH (:Category {categoryName: 'Grains/Cereals'})<-[:PART_OF]-(p:Product) RETURN p"
+    assert misplaced_values(right, schema, index.places) == []
+    assert misplaced_values("MATCH (c:Customer) WHERE c.country = 'Atlantis' RETURN c", schema, index.places) == []
 
 
 def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):

@@ -10,6 +10,7 @@ asking: a relationship written against its only direction between two labelled n
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
@@ -203,6 +204,51 @@ def _properties(schema: GraphSchema, tokens: list[Token], nodes: dict[str, str],
     return list(dict.fromkeys(problems))
 
 
+def _literals(tokens: list[Token], nodes: dict[str, str]) -> Iterator[tuple[str, str, str]]:
+    """(label, property, string) of each ``var.prop <op> 'string'`` and ``(var:Label {prop: 'string'})``."""
+    for i, tok in enumerate(tokens):
+        if tok.kind != "str" or i < 2:
+            continue
+        before = tokens[i - 2]
+        if tokens[i - 1].value == ":" and _word(before):  # {prop: 'string'} inside a node pattern
+            owner = _node_label_before(tokens, i)
+            if owner:
+                yield owner, before.value, tok.value
+            continue
+        for op_len in (1, 2):  # "=", "<>", "<=", CONTAINS ...: the operator takes one or two tokens
+            k = i - op_len  # tokens[k - 1] is the property, tokens[k - 2] the ".", tokens[k - 3] the variable
+            if k >= 3 and tokens[k - 2].value == "." and _word(tokens[k - 1]) and _word(tokens[k - 3]) in nodes:
+                yield nodes[str(_word(tokens[k - 3]))], tokens[k - 1].value, tok.value
+                break
+
+
+def _node_label_before(tokens: list[Token], i: int) -> str | None:
+    """The label of the node pattern whose ``{...}`` holds ``tokens[i]``."""
+    j = i
+    while j > 0 and tokens[j].value != "{":
+        j -= 1
+    k = j - 1
+    return tokens[k].value if k > 0 and _word(tokens[k]) and tokens[k - 1].value == ":" else None
+
+
+def misplaced_values(query: str, schema: GraphSchema, stored: Callable[[str], set[tuple[str, str]]]) -> list[str]:
+    """A string the query compares with one property that the database stores only under others:
+    ``p.categoryID = 'Grains/Cereals'`` where 'Grains/Cereals' is a ``Category.categoryName``. ``stored`` gives
+    the (label, property) pairs holding a value; values it does not know are left alone."""
+    try:
+        tokens = tokenise_cypher(query)
+    except CypherSyntaxError:
+        return []
+    nodes, _ = _variables(patterns(tokens))
+    problems = []
+    for label, prop, value in _literals(tokens, nodes):
+        where = stored(value)
+        if where and (label, prop) not in where:
+            places = ", ".join(f"{lab}.{pr}" for lab, pr in sorted(where))
+            problems.append(f"'{value}' is stored as {places}, not as {label}.{prop}")
+    return list(dict.fromkeys(problems))
+
+
 def check_query(query: str, schema: GraphSchema) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
     relationships written against their only direction turned round."""
@@ -239,4 +285,4 @@ def check_query(query: str, schema: GraphSchema) -> CheckResult:
     return out
 
 
-__all__ = ["CheckResult", "check_query", "patterns"]
+__all__ = ["CheckResult", "check_query", "misplaced_values", "patterns"]

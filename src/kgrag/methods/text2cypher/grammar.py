@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.schema import GraphSchema, RelationshipType
 
 FUNCTIONS = [
     "count", "sum", "avg", "min", "max", "collect", "size", "round", "abs", "toFloat", "toInteger", "toString",
@@ -61,6 +61,15 @@ def _alternatives(names: list[str]) -> str:
     return " | ".join(_lit(n) for n in sorted(set(names))) if names else '"x"'
 
 
+def _step(rel: RelationshipType, direction: str) -> str:
+    """One relationship hop and the chain it leads to. A variable only where the type has properties to read:
+    the 1.5B model named ``-[o:PURCHASED]->`` and then read ``o.orderDate`` as if ``o`` were the order."""
+    var = "var? " if rel.properties else ""
+    if direction == "out":
+        return f'"-[" {var}":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}'
+    return f'"<-[" {var}":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}'
+
+
 def _label_rules(schema: GraphSchema, label: str) -> list[str]:
     """``node-L``, ``chain-L`` and ``step-L`` of one label."""
     r = _rule(label)
@@ -74,9 +83,9 @@ def _label_rules(schema: GraphSchema, label: str) -> list[str]:
     steps = []
     for rel in schema.relationships:
         if rel.source == label:
-            steps.append(f'"-[" var? ":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}')
+            steps.append(_step(rel, "out"))
         if rel.target == label:
-            steps.append(f'"<-[" var? ":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}')
+            steps.append(_step(rel, "in"))
     rules.append(f"chain-{r} ::= node-{r}" + (f" step-{r}?" if steps else ""))
     if steps:
         rules.append(f"step-{r} ::= " + " | ".join(steps))
@@ -90,8 +99,7 @@ def cypher_grammar(schema: GraphSchema) -> str:
     rules.append("path ::= " + " | ".join([f"chain-{_rule(x)}" for x in labels] + ["chain-any"]))
     any_steps = []
     for rel in schema.relationships:
-        any_steps.append(f'"-[" var? ":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}')
-        any_steps.append(f'"<-[" var? ":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}')
+        any_steps += [_step(rel, "out"), _step(rel, "in")]
     rules.append("step-any ::= " + (" | ".join(dict.fromkeys(any_steps)) if any_steps else '"-->" node-any'))
     for label in labels:
         rules += _label_rules(schema, label)

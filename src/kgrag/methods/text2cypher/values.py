@@ -65,6 +65,10 @@ class ValueIndex:
                     columns.append((label, prop, [row[0] for row in result.rows]))
         return cls(columns)
 
+    def places(self, value: str) -> set[tuple[str, str]]:
+        """The (label, property) pairs that store ``value`` (compared as :meth:`link` compares)."""
+        return {(h.label, h.prop) for h in self.values.get(_key(value), [])}
+
     def link(self, question: str, *, limit: int = 8) -> list[ValueHint]:
         """Hints for the values the question names: quoted literals (exact, then close spellings), then the
         longest word spans equal to a stored value, never two overlapping spans."""
