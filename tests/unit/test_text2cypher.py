@@ -110,3 +110,17 @@ def test_a_query_that_returns_nothing_gets_one_repair_with_the_reason(northwind)
     assert context.outputs["values"] == ["Category.categoryName = 'Seafood'"]
     none = get_method("text2cypher")(northwind, llm=llm, repairs=0).answer("What is the average price of seafood?")
     assert none.usage.llm_calls == 1 and none.answers == []
+
+
+def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
+    from kgrag.methods.text2cypher.grammar import MAX_HOPS, cypher_grammar
+
+    grammar = cypher_grammar(schema)
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+    # from a Category only PART_OF can be walked, backwards, to a Product one hop deeper
+    assert rules["step-category-0"] == '"<-[" ":" "PART_OF" range? "]-" chain-product-1'
+    assert rules[f"chain-product-{MAX_HOPS}"] == "node-product"  # no step after the last hop: paths end
+    assert "var?" in rules["step-order-0"].split("|")[0] + rules["step-order-0"].split("|")[1]  # ORDERS: may be named
+    assert 'PURCHASED" range' in rules["step-order-0"] and 'var? ":" "PURCHASED' not in rules["step-order-0"]
+    llama_cpp = pytest.importorskip("llama_cpp")
+    llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it

@@ -61,17 +61,21 @@ def _alternatives(names: list[str]) -> str:
     return " | ".join(_lit(n) for n in sorted(set(names))) if names else '"x"'
 
 
-def _step(rel: RelationshipType, direction: str) -> str:
-    """One relationship hop and the chain it leads to. A variable only where the type has properties to read:
-    the 1.5B model named ``-[o:PURCHASED]->`` and then read ``o.orderDate`` as if ``o`` were the order."""
+MAX_HOPS = 4  # relationships in one path pattern: the model otherwise loops (p)-[:R]->(c)<-[:R]-(q)-... to max_tokens
+
+
+def _step(rel: RelationshipType, direction: str, depth: int) -> str:
+    """One relationship hop and the chain it leads to, one hop deeper. A variable only where the type has
+    properties to read: the 1.5B model named ``-[o:PURCHASED]->`` and then read ``o.orderDate`` as if ``o`` were
+    the order."""
     var = "var? " if rel.properties else ""
     if direction == "out":
-        return f'"-[" {var}":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}'
-    return f'"<-[" {var}":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}'
+        return f'"-[" {var}":" {_lit(rel.name)} range? "]->" chain-{_rule(rel.target)}-{depth + 1}'
+    return f'"<-[" {var}":" {_lit(rel.name)} range? "]-" chain-{_rule(rel.source)}-{depth + 1}'
 
 
 def _label_rules(schema: GraphSchema, label: str) -> list[str]:
-    """``node-L``, ``chain-L`` and ``step-L`` of one label."""
+    """``node-L`` and, per number of hops already walked, ``chain-L-d`` and ``step-L-d`` of one label."""
     r = _rule(label)
     props = list(schema.labels[label])
     rules = [f'node-{r} ::= "(" var? ":" {_lit(label)} (" "? props-{r})? ")"']
@@ -80,15 +84,14 @@ def _label_rules(schema: GraphSchema, label: str) -> list[str]:
         rules.append(f"prop-{r} ::= {_alternatives(props)}")
     else:
         rules.append(f'props-{r} ::= "{{}}"')
-    steps = []
-    for rel in schema.relationships:
-        if rel.source == label:
-            steps.append(_step(rel, "out"))
-        if rel.target == label:
-            steps.append(_step(rel, "in"))
-    rules.append(f"chain-{r} ::= node-{r}" + (f" step-{r}?" if steps else ""))
-    if steps:
-        rules.append(f"step-{r} ::= " + " | ".join(steps))
+    ways = [(rel, "out") for rel in schema.relationships if rel.source == label]
+    ways += [(rel, "in") for rel in schema.relationships if rel.target == label]
+    for depth in range(MAX_HOPS + 1):
+        if ways and depth < MAX_HOPS:
+            rules.append(f"chain-{r}-{depth} ::= node-{r} step-{r}-{depth}?")
+            rules.append(f"step-{r}-{depth} ::= " + " | ".join(_step(rel, d, depth) for rel, d in ways))
+        else:
+            rules.append(f"chain-{r}-{depth} ::= node-{r}")
     return rules
 
 
@@ -96,10 +99,10 @@ def cypher_grammar(schema: GraphSchema) -> str:
     """The GBNF grammar for ``schema`` (see the module docstring)."""
     rules = [_FIXED.strip()]
     labels = list(schema.labels)
-    rules.append("path ::= " + " | ".join([f"chain-{_rule(x)}" for x in labels] + ["chain-any"]))
+    rules.append("path ::= " + " | ".join([f"chain-{_rule(x)}-0" for x in labels] + ["chain-any"]))
     any_steps = []
     for rel in schema.relationships:
-        any_steps += [_step(rel, "out"), _step(rel, "in")]
+        any_steps += [_step(rel, "out", 0), _step(rel, "in", 0)]
     rules.append("step-any ::= " + (" | ".join(dict.fromkeys(any_steps)) if any_steps else '"-->" node-any'))
     for label in labels:
         rules += _label_rules(schema, label)
