@@ -52,6 +52,18 @@ def test_check_turns_a_backwards_relationship_and_names_unknown_parts(schema):
     assert check_query("MATCH (n) RETURN 'unterminated", schema).problems[0].startswith("the query does not parse")
 
 
+def test_an_order_by_an_aggregate_not_returned_moves_into_a_with(schema):
+    fixed = check_query(
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName ORDER BY count(p) DESC LIMIT 3", schema
+    )
+    assert fixed.query == (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS sort_key "
+        "RETURN s.companyName ORDER BY sort_key DESC LIMIT 3"
+    )
+    returned = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN c, count(o) AS n ORDER BY n DESC"
+    assert check_query(returned, schema).query == returned  # the aggregate is returned: nothing to move
+
+
 def test_value_linking_finds_stored_spellings(northwind, schema):
     from kgrag.graph.backends import open_cypher_backend
 

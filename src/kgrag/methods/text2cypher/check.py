@@ -249,6 +249,43 @@ def misplaced_values(query: str, schema: GraphSchema, stored: Callable[[str], se
     return list(dict.fromkeys(problems))
 
 
+AGGREGATES = {"count", "sum", "avg", "min", "max", "collect"}
+
+
+def _has_aggregate(tokens: list[Token]) -> bool:
+    return any(
+        t.kind == "word" and t.value.lower() in AGGREGATES and k + 1 < len(tokens) and tokens[k + 1].value == "("
+        for k, t in enumerate(tokens)
+    )
+
+
+def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] | None:
+    """``RETURN s ORDER BY count(*) DESC LIMIT 3`` as ``WITH s, count(*) AS sort_key RETURN s ORDER BY sort_key DESC
+    LIMIT 3``: a small model orders by an aggregate it does not return, which the engine cannot evaluate. Only
+    for one sort key over a RETURN without aggregates; None when the query is not of that shape."""
+    upper = [t.value.upper() if t.kind == "word" else t.value for t in tokens]
+    if upper.count("RETURN") != 1:
+        return None
+    ret = upper.index("RETURN")
+    order = next((k for k in range(ret, len(upper) - 1) if upper[k] == "ORDER" and upper[k + 1] == "BY"), None)
+    if order is None:
+        return None
+    end = next((k for k in range(order + 2, len(upper)) if upper[k] in ("ASC", "DESC", "LIMIT", "SKIP")), len(upper))
+    key, items = tokens[order + 2 : end], tokens[ret + 1 : order]
+    if not _has_aggregate(key) or _has_aggregate(items) or any(t.value == "," and t.kind == "punct" for t in key):
+        return None
+    used = [v for v in variables if any(t.kind in ("word", "name") and t.value == v for t in items)]
+    if not used:
+        return None
+    carried: list[Token] = [Token("word", "WITH", True)]
+    for v in used:
+        carried += [Token("word", v, True), Token("punct", ",")]
+    alias = Token("word", "sort_key", True)
+    carried += [*key, Token("word", "AS", True), alias]
+    key[0] = key[0]._replace(gap=True)
+    return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
+
+
 def check_query(query: str, schema: GraphSchema) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
     relationships written against their only direction turned round."""
@@ -279,7 +316,12 @@ def check_query(query: str, schema: GraphSchema) -> CheckResult:
     out.problems += _properties(schema, tokens, nodes, rels)
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
-    if turns:
+    names = [p.var for chain in chains for p in chain if p.var]
+    ordered = _aggregate_order(tokens, list(dict.fromkeys(names)))
+    if ordered is not None:
+        tokens = ordered
+        out.fixed.append("ordered by an aggregate it did not return: the aggregate moved into a WITH")
+    if turns or ordered is not None:
         out.query = serialise(tokens)
     out.problems = list(dict.fromkeys(out.problems))
     return out
