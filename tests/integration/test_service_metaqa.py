@@ -56,7 +56,7 @@ def test_kaping_retrieves_without_an_llm(client):
     assert resp.status_code == 200, resp.text
     body = resp.json()
     texts = [e["text"] for e in body["evidence"]]
-    assert "Kismet directed by William Dieterle" in texts and len(texts) == 30
+    assert "Kismet directed by William Dieterle" in texts and len(texts) == 60  # top_k
     assert all(e["triples"] and e["source"] == "kaping" for e in body["evidence"])
     assert body["trace"][0]["outputs"]["entities"] == ["Kismet"]
     resp = client.post("/retrieve", json={"question": "who directed Kismet", "topic_entities": ["Kismit"]})

@@ -90,7 +90,7 @@ def test_health_kg_schema_and_methods(client, kg):
     methods = client.get("/methods").json()
     assert [m["name"] for m in methods["methods"]] == list(registry)  # whatever is registered, in order
     kaping = next(m for m in methods["methods"] if m["name"] == "kaping")
-    assert kaping["settings"]["top_k"] == 30 and kaping["needs_llm"]
+    assert kaping["settings"]["top_k"] == 60 and kaping["needs_llm"]
 
 
 def test_ask_returns_the_typed_answer(client):
