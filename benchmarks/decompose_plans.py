@@ -65,15 +65,7 @@ def main() -> None:
         seconds = []
         for ex in held_out(hop, args.per_hop, args.seed, args.e2e_sample, args.e2e_seed):
             started = time.perf_counter()
-            gen = llm.generate(
-                prompt.render(question=ex.question),
-                name=prompt.name,
-                max_tokens=prompt.max_tokens,
-                temperature=prompt.temperature,
-                stop=list(prompt.stop),
-                top_k=prompt.top_k,
-                min_p=prompt.min_p,
-            )
+            gen = llm.run_prompt(prompt, question=ex.question)
             seconds.append(time.perf_counter() - started)
             plan = parse_decomposition(gen.text, ex.question)
             counts[len(plan.subquestions)] += 1

@@ -130,16 +130,7 @@ class Method(ABC):
         if self.llm is None:
             raise ValueError(f"method {self.name!r} needs an LLM for prompt {prompt_name!r}")
         prompt = load_prompt(prompt_name)
-        gen = self.llm.generate(
-            prompt.render(**values),
-            name=prompt.name,
-            max_tokens=prompt.max_tokens,
-            temperature=prompt.temperature,
-            stop=list(prompt.stop),
-            grammar=grammar,
-            top_k=prompt.top_k,
-            min_p=prompt.min_p,
-        )
+        gen = self.llm.run_prompt(prompt, grammar=grammar, **values)
         return gen.text, parse_tags(gen.text, prompt.tags)
 
     @cached_property

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -139,32 +138,17 @@ def describe_relations(
         facts = _facts(kg, r, named, settings.hub_degree, rng)
         if facts:
             (subject, obj), more = facts[0], facts[1:]
-            text = _generate(
-                llm,
+            text = llm.run_prompt(
                 prompt,
                 relation=lexicons[r].phrase.words,
                 subject=subject,
                 object=obj,
                 examples="; ".join(f'"{s}" → "{o}"' for s, o in more) or "(none)",
-            )
+            ).text
             counts["calls"] += 1
             counts["unusable"] += not read_relation_description(text, lexicons[r], subject, obj)
         progress.advance()
     return counts
-
-
-def _generate(llm: LLM, prompt: Any, **values: Any) -> str:
-    """One call with the prompt file's decoding settings."""
-    gen = llm.generate(
-        prompt.render(**values),
-        name=prompt.name,
-        max_tokens=prompt.max_tokens,
-        temperature=prompt.temperature,
-        stop=list(prompt.stop),
-        top_k=prompt.top_k,
-        min_p=prompt.min_p,
-    )
-    return gen.text
 
 
 # ---------------------------------------------------------------------------------------------- paraphrases
@@ -249,9 +233,9 @@ def paraphrase_questions(
     counts = {"calls": 0, "rejected": 0, "empty": 0}
     progress.stage("paraphrasing", len(chosen))
     for item in chosen:
-        text = _generate(
-            llm, prompt, question=item.question, chain=_chain(kg, item.pattern, item.topic), count=settings.rewordings
-        )
+        text = llm.run_prompt(
+            prompt, question=item.question, chain=_chain(kg, item.pattern, item.topic), count=settings.rewordings
+        ).text
         counts["calls"] += 1
         lines = read_paraphrases(text, item)[: settings.rewordings]
         counts["rejected"] += max(0, settings.rewordings - len(lines))

@@ -33,7 +33,7 @@ class ValueHint:
     prop: str
     value: str
 
-    def text(self, var: str | None = None) -> str:
+    def text(self) -> str:
         quoted = "'" + self.value.replace("\\", "\\\\").replace("'", "\\'") + "'"
         return f"{self.label}.{self.prop} = {quoted}"
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgrag.cancel import check_cancelled
 from kgrag.models.accounting import record_call
 from kgrag.models.cache import ResponseCache, cache_key
 from kgrag.types import LLMCall
+
+if TYPE_CHECKING:
+    from kgrag.prompts import Prompt
 
 Messages = list[dict[str, str]]
 
@@ -128,6 +131,20 @@ class LLM(ABC):
             self.cache.put(key, gen.text, gen.prompt_tokens, gen.completion_tokens)
         self._record(name, gen)
         return gen
+
+    def run_prompt(self, prompt: Prompt, *, grammar: str | None = None, **values: Any) -> Generation:
+        """One call on a prompt file, rendered with ``values``, with the file's decoding settings (and an
+        optional GBNF ``grammar``), accounted under the prompt's name."""
+        return self.generate(
+            prompt.render(**values),
+            name=prompt.name,
+            max_tokens=prompt.max_tokens,
+            temperature=prompt.temperature,
+            stop=list(prompt.stop),
+            grammar=grammar,
+            top_k=prompt.top_k,
+            min_p=prompt.min_p,
+        )
 
     def _record(self, name: str, gen: Generation) -> None:
         record_call(
