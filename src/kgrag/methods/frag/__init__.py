@@ -30,6 +30,7 @@ from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.frag.alignment import AlignmentCosts, aligned_pattern_scores
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
@@ -46,7 +47,9 @@ class FragConfig(MethodConfig):
     router: PathSetting = "auto"
     patterns: PathSetting = "auto"
     hops: Annotated[int | None, ClientRange(1, 4)] = None  # fix the hop count instead of asking the router
-    zero_shot_hops: Annotated[int, ClientRange(1, 4)] = 2  # path length searched when there is no router
+    # path length searched when there is no router: the alignment score (``zero_shot_scoring``) picks the
+    # length, so the search can reach 3-hop answers without drowning 1-hop questions in longer patterns
+    zero_shot_hops: Annotated[int, ClientRange(1, 4)] = 3
     delta: Annotated[int, ClientRange(0, 4)] = 2  # simple if hops <= delta
     complex_paths: Literal["patterns", "shortest"] = "patterns"  # "shortest": the paper's choice for complex ones
     complex_subgraph_hops: Annotated[int, ClientRange(1, 4)] = 4  # k-hop ball with complex_paths="shortest"
@@ -55,6 +58,9 @@ class FragConfig(MethodConfig):
     ppr_tol: Annotated[float, ClientRange(1e-8, 1)] = 1e-4  # PPR only breaks ties between endpoints of one pattern
     top_nodes: Annotated[int, ClientRange(1, 5000)] = 2000
     top_relations: Annotated[int, ClientRange(1, 200)] = 64
+    # without a router the search goes 3 hops deep, whose subgraph holds many more relations on a big KG
+    # (WebQSP proxy dev, 300 q, 3 hops: answer recall 0.77 keeping 64, 0.80 keeping 128)
+    zero_shot_relations: Annotated[int, ClientRange(1, 400)] = 128
     top_paths: Annotated[int, ClientRange(1, 100)] = 32
     # without a router the right length is open and the ranking less sure: spread wider, within a triple budget
     # (WebQSP proxy dev, 200 q: answer recall 0.75 with 32 paths, 0.80 with 60)
@@ -69,9 +75,14 @@ class FragConfig(MethodConfig):
     # was measured with on MetaQA), MiniLM without them (zero-shot answer recall on renamed MetaQA and the
     # WebQSP proxy: +0.04 / +0.04, see docs/DESIGN.md)
     embedder: ModelSetting = "auto"
-    # zero-shot pattern score: mean similarity of the pattern's relations to the question minus this per hop,
-    # so that a longer pattern must earn its extra hops
+    # zero-shot pattern score: "align" (each relation the pattern mentions aligned to its own span of the
+    # question, less a cost per mention: methods/frag/alignment.py) or "mean" (mean similarity of the pattern's
+    # relations to the whole question); both less hop_cost per hop, so a longer pattern must earn its hops
+    zero_shot_scoring: Literal["align", "mean"] = "align"
     hop_cost: Annotated[float, ClientRange(0, 1)] = 0.02
+    mention_cost: Annotated[float, ClientRange(0, 2)] = 0.25  # a relation must align better than this to pay
+    extra_mention_cost: Annotated[float, ClientRange(0, 2)] = 0.15  # more for each mention beyond the second
+    order_cost: Annotated[float, ClientRange(0, 2)] = 0.1  # per hop aligned nearer the topic than the one before
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "none" (as the model wrote them, KG names
     # first); "auto": "pattern" when trained models rank the patterns, else "none" — a zero-shot ranking's best
@@ -150,19 +161,21 @@ class Frag(Method):
         return str(model.provenance.get("questions") or "trained without a recorded source")
 
     # ------------------------------------------------------------------ steps
-    def _relations(self, question: str, topics: list[int], hops: int) -> np.ndarray | None:
-        """Directed ids of the ``top_relations`` relations of the topics' ``hops``-hop subgraph most similar
-        to the question (None: keep all). Ranking over the subgraph, not the whole KG, keeps the relation an
-        answer needs when the KG has hundreds of relations that merely sound closer to the question."""
+    def _relations(self, question: str, topics: list[int], hops: int, routed: bool) -> np.ndarray | None:
+        """Directed ids of the ``top_relations`` (zero-shot: ``zero_shot_relations``) relations of the topics'
+        ``hops``-hop subgraph most similar to the question (None: keep all). Ranking over the subgraph, not the
+        whole KG, keeps the relation an answer needs when the KG has hundreds of relations that merely sound
+        closer to the question."""
         n = self.kg.num_relations
-        if n <= self.config.top_relations:
+        keep = self.config.top_relations if routed else self.config.zero_shot_relations
+        if n <= keep:
             return None
         present = np.unique(self.kg.rels[k_hop(self.kg, topics, hops).edges]).astype(np.int64)
-        if len(present) <= self.config.top_relations:
+        if len(present) <= keep:
             return None
         vectors = kg_vectors(self.kg, self.text_embedder).relations()[present]
         scores = dot_scores(vectors, self.text_embedder.encode([question])[0])
-        best = present[np.argsort(-scores, kind="stable")[: self.config.top_relations]]
+        best = present[np.argsort(-scores, kind="stable")[:keep]]
         return np.concatenate([best, best + n])
 
     def _score_patterns(self, question: str, masked: str, reach: PatternReach, hops: int, routed: bool) -> np.ndarray:
@@ -172,7 +185,13 @@ class Frag(Method):
         clf = self.pattern_classifier
         scores = cfg.length_bonus * (reach.lengths == hops) if routed else np.zeros(len(reach))
         if clf is None:
-            return scores + cfg.embedding_weight * self._relation_scores(question, reach)
+            aligned = None
+            if cfg.zero_shot_scoring == "align":
+                costs = AlignmentCosts(cfg.mention_cost, cfg.extra_mention_cost, cfg.hop_cost, cfg.order_cost)
+                aligned = aligned_pattern_scores(self.kg, self.text_embedder, masked, reach, costs)
+            if aligned is None:  # "mean", or a question with no words besides its topic's
+                aligned = self._relation_scores(question, reach)
+            return scores + cfg.embedding_weight * aligned
         if cfg.embedding_weight:
             q = self.text_embedder.encode([question])[0]
             vectors = pattern_vectors(self.kg, reach.patterns, self.text_embedder)
@@ -310,10 +329,10 @@ class Frag(Method):
             step.outputs.update({"hops": hops, "kind": "simple" if simple else "complex"})
             step.outputs["router"] = "fixed" if cfg.hops else self._provenance(router)
             step.outputs["pattern_scorer"] = self._provenance(self.pattern_classifier)
-        with trace.step("rank_relations") as step:
-            relations = self._relations(question, topics, hops)
-            step.outputs["kept"] = "all" if relations is None else len(relations) // 2
         routed = router is not None or cfg.hops is not None
+        with trace.step("rank_relations") as step:
+            relations = self._relations(question, topics, hops, routed)
+            step.outputs["kept"] = "all" if relations is None else len(relations) // 2
         if not simple and cfg.complex_paths == "shortest":
             paths, scores = self._shortest_paths(question, topics, relations, trace)
         else:

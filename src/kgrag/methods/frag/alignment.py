@@ -1,0 +1,163 @@
+"""Zero-shot pattern scoring: each relation a pattern uses must be *said* somewhere in the question.
+
+Without a scorer trained for the KG, FRAG used to score a relation pattern by the mean similarity of its
+relations to the whole question. That cannot tell ``cast member, cast member⁻¹, director`` ("who directed the
+films that share actors with X") from ``director, director⁻¹, director``: both are about directors, and the mean
+does not care that "actors" was never accounted for. Nor can it choose a length: every extra hop that looks
+like the question's topic is as good as none, so a 3-hop search drowned 1- and 2-hop questions.
+
+Here the question is cut into word spans (1–3 words, the topic's own words masked) and a pattern into the
+relations it *mentions*; each mention is aligned to its own non-overlapping span, BERTScore-style, and a
+pattern scores the sum of those alignments less a cost per mention. A relation earns its place only when some
+part of the question asks for it, so the pattern's length follows from the question. Three things make a
+mention:
+
+- an out-and-back pair ``r, r⁻¹`` ("films that *share actors* with X") is one mention of ``r``;
+- hops through an unnamed node (a Freebase CVT: ``film.film.starring`` then ``film.performance.actor``) are one
+  fact, one mention, scored with the mean of their relation vectors;
+- anything else is one mention per relation.
+
+Similarities are centred per span (less the span's mean similarity over all the KG's relations), so a word
+that resembles every relation of the domain ("films" on a movie KG) aligns with none of them. Chain questions
+name their hops outwards from the topic ("the *release years* of the films *starring* the actors of X"), so a
+pattern whose later hops align nearer the topic than earlier ones pays ``order_cost``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from kgrag.graph.identifiers import unnamed_entities
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.frag.patterns import PatternReach
+from kgrag.methods.frag.router import ENTITY_TOKEN
+from kgrag.methods.frag.synthetic import humanise
+from kgrag.models.embeddings import Embedder
+
+_WORD = re.compile(r"[^\W_]+")
+_CANDIDATES = 5  # spans tried per mention (best by similarity); the assignment is exact over these
+
+
+@dataclass(frozen=True)
+class AlignmentCosts:
+    """What a pattern pays: per mention, per mention beyond the second, per hop, per hop aligned out of order."""
+
+    mention: float = 0.25
+    extra_mention: float = 0.15
+    hop: float = 0.02
+    order: float = 0.1
+
+
+@dataclass
+class QuestionSpans:
+    """The question's word spans (text, first word, end word) and where the masked topic words stand."""
+
+    spans: list[tuple[str, int, int]]
+    topic_positions: tuple[int, ...]
+
+    @classmethod
+    def of(cls, masked_question: str, max_words: int = 3) -> QuestionSpans:
+        words = _WORD.findall(masked_question)
+        spans = [
+            (" ".join(words[s : s + n]).lower(), s, s + n)
+            for n in range(1, max_words + 1)
+            for s in range(len(words) - n + 1)
+            if ENTITY_TOKEN not in words[s : s + n]
+        ]
+        return cls(spans, tuple(i for i, w in enumerate(words) if w == ENTITY_TOKEN))
+
+    def distance(self, start: int, end: int) -> int:
+        """Words between a span and the nearest topic mention (0 when there is none)."""
+        if not self.topic_positions:
+            return 0
+        return min(min(abs(start - t), abs(end - 1 - t)) for t in self.topic_positions)
+
+
+def relation_phrase_vectors(kg: KnowledgeGraph, embedder: Embedder) -> np.ndarray:
+    """Vectors of the relations read as English (``people.person.place_of_birth`` → "person place of birth"),
+    once per KG and embedder: a namespaced id's domain words ("people") would otherwise match the question."""
+
+    def build() -> np.ndarray:
+        phrases = [humanise(name) for name in kg.relations]
+        return embedder.encode([f"{p.subject_type} {p.words}".strip() for p in phrases])
+
+    return kg.resources.get(("frag_relation_phrases", embedder.id), build)
+
+
+def mentions(reach: PatternReach, k: int, num_relations: int, prefix: dict, through_unnamed: np.ndarray) -> tuple:
+    """The relation mentions of pattern ``k``: tuples of relation ids, out-and-back pairs and hops through
+    unnamed nodes joined (see the module docstring)."""
+    path = [int(p) for p in reach.patterns[k] if p >= 0]
+    groups: list[tuple[int, ...]] = []
+    i = 0
+    while i < len(path):
+        group = [path[i] % num_relations]
+        j = i
+        while j + 1 < len(path):
+            nxt = path[j + 1]
+            if len(group) == 1 and nxt % num_relations == group[0] and nxt != path[j]:
+                j += 1  # out and back: "shares r with"
+                break
+            middle = prefix.get(tuple(path[: j + 1]))
+            if middle is None or not through_unnamed[middle]:
+                break
+            group.append(nxt % num_relations)
+            j += 1
+        groups.append(tuple(group))
+        i = j + 1
+    return tuple(groups)
+
+
+def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost: float) -> float:
+    """Highest total similarity with each mention on its own span, spans not overlapping; a mention may go
+    unaligned (0) when the question has too few words for all of them."""
+    options = []
+    for m, row in enumerate(rows):
+        top = np.argsort(-row, kind="stable")[:_CANDIDATES]
+        options.append([(float(row[t]), *question.spans[t][1:]) for t in top] + [(0.0, -1 - m, -1 - m)])
+    best = -np.inf
+    for combo in itertools.product(*options):
+        placed = sorted((start, end) for _, start, end in combo if start >= 0)
+        if any(placed[x][1] > placed[x + 1][0] for x in range(len(placed) - 1)):
+            continue
+        total = sum(score for score, _, _ in combo)
+        if order_cost and len(combo) > 1:
+            dist = [question.distance(start, end) for _, start, end in combo if start >= 0]
+            total -= order_cost * sum(dist[x] > dist[x + 1] for x in range(len(dist) - 1))
+        best = max(best, total)
+    return best
+
+
+def aligned_pattern_scores(
+    kg: KnowledgeGraph, embedder: Embedder, masked_question: str, reach: PatternReach, costs: AlignmentCosts
+) -> np.ndarray | None:
+    """Each pattern's alignment score with the question (higher is better); None when the question has no
+    words besides the topic's."""
+    question = QuestionSpans.of(masked_question)
+    if not question.spans:
+        return None
+    relations = relation_phrase_vectors(kg, embedder)
+    spans = embedder.encode([text for text, _, _ in question.spans])
+    baseline = (spans @ relations.T).mean(axis=1)  # what a span shares with every relation of the KG
+    n = kg.num_relations
+    prefix = {tuple(int(x) for x in reach.patterns[k] if x >= 0): k for k in range(len(reach))}
+    counts = np.bincount(reach.pattern, minlength=len(reach))
+    unnamed = np.bincount(reach.pattern, weights=unnamed_entities(kg)[reach.entity], minlength=len(reach))
+    through_unnamed = unnamed > 0.5 * np.maximum(counts, 1)
+    scored: dict[tuple, float] = {}
+    out = np.empty(len(reach))
+    for k in range(len(reach)):
+        key = mentions(reach, k, n, prefix, through_unnamed)
+        if key not in scored:
+            rows = []
+            for group in key:
+                vector = relations[list(group)].mean(axis=0)
+                rows.append(spans @ (vector / (np.linalg.norm(vector) or 1.0)) - baseline)
+            cost = costs.mention * len(key) + costs.extra_mention * max(0, len(key) - 2)
+            scored[key] = _best_assignment(rows, question, costs.order) - cost
+        out[k] = scored[key] - costs.hop * reach.lengths[k]
+    return out
