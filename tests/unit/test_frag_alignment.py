@@ -9,7 +9,13 @@ import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
-from kgrag.methods.frag.alignment import AlignmentCosts, QuestionSpans, aligned_pattern_scores, mentions
+from kgrag.methods.frag.alignment import (
+    AlignmentCosts,
+    QuestionSpans,
+    SpanSimilarities,
+    aligned_pattern_scores,
+    mentions,
+)
 from kgrag.methods.frag.patterns import PatternReach, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import mask_topics
 from kgrag.models.embeddings import load_embedder
@@ -60,8 +66,9 @@ def minilm():
 
 def _scores(kg: KnowledgeGraph, question: str, topic: str, embedder, hops: int = 3) -> dict[str, float]:
     reach = reachable_patterns(kg, [kg.entity_id(topic)], hops)
-    scores = aligned_pattern_scores(kg, embedder, mask_topics(question, [topic]), reach, AlignmentCosts())
-    assert scores is not None
+    sims = SpanSimilarities.of(kg, embedder, mask_topics(question, [topic]))
+    assert sims is not None
+    scores = aligned_pattern_scores(kg, sims, reach, AlignmentCosts())
     return {pattern_label(kg, reach.patterns[k]): float(scores[k]) for k in range(len(reach))}
 
 
@@ -129,13 +136,9 @@ def test_alignment_follows_the_order_the_question_names_its_hops():
     forward = "cast member>cast member_inv>publication date"
     backward = "publication date>publication date_inv>cast member"
     assert scores[forward] > scores[backward]
-    unordered = aligned_pattern_scores(
-        kg,
-        Stems(),
-        mask_topics(question, ["Heat"]),
-        reach := reachable_patterns(kg, [kg.entity_id("Heat")], 3),
-        AlignmentCosts(order=0.0),
-    )
+    sims = SpanSimilarities.of(kg, Stems(), mask_topics(question, ["Heat"]))
+    reach = reachable_patterns(kg, [kg.entity_id("Heat")], 3)
+    unordered = aligned_pattern_scores(kg, sims, reach, AlignmentCosts(order=0.0))
     labels = [pattern_label(kg, p) for p in reach.patterns]
     assert unordered[labels.index(forward)] == pytest.approx(unordered[labels.index(backward)])
 
@@ -152,3 +155,13 @@ def test_frag_zero_shot_answers_a_three_hop_question_with_minilm(minilm):
     assert ends == {"Brian De Palma", "Martin Scorsese", "Michael Mann"}  # The Insider shares Al Pacino
     mean = get_method("frag")(kg, embedder=minilm, zero_shot_scoring="mean")
     assert mean.retrieve("who directed the films that share actors with Heat", ["Heat"])  # the old score still runs
+
+
+def test_relation_relevance_needs_one_word_not_the_whole_question():
+    """'born' alone asks for the place of birth, however much of the question is about films."""
+    kg = KnowledgeGraph.from_triples(
+        [("Wynton Marsalis", "people.person.place_of_birth", "New Orleans"), ("Heat", "film.film.genre", "Crime")]
+    )
+    sims = SpanSimilarities.of(kg, Stems(), "what genre of film is set where ENT was born")
+    assert sims is not None and sims.relevance().shape == (2,)
+    assert SpanSimilarities.of(kg, Stems(), "ENT") is None

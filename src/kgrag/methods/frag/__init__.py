@@ -10,9 +10,11 @@
    patterns, see docs/DESIGN.md), so patterns are the default for both kinds.
 4. Rerank: each pattern is scored against the question — a learned pattern classifier (shipped, trained on
    MetaQA dev by ``benchmarks/frag_train.py``; retrain for your KG with ``kgrag frag-train``) plus embedding
-   similarity of the pattern's text, which carries KGs the classifier has never seen — and the top ``u``
-   endpoints are taken pattern by pattern, ties broken by personalized PageRank from the topics (damping
-   0.8); one concrete path per endpoint becomes the evidence.
+   similarity of the pattern's text — and the top ``u`` endpoints are taken pattern by pattern, ties broken by
+   personalized PageRank from the topics (damping 0.8); one concrete path per endpoint becomes the evidence.
+   On a KG with no trained models (any KG but the shipped MetaQA one, unless ``kgrag adapt`` made some) there
+   is no router either: patterns of up to ``zero_shot_hops`` are scored by aligning the relations they mention
+   with spans of the question (:mod:`kgrag.methods.frag.alignment`), which also decides their length.
 5. One LLM call answers from those paths.
 
 Steps 1–4 are LLM-free, so ``retrieve`` returns exactly the evidence the answer call sees.
@@ -30,7 +32,7 @@ from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
-from kgrag.methods.frag.alignment import AlignmentCosts, aligned_pattern_scores
+from kgrag.methods.frag.alignment import AlignmentCosts, SpanSimilarities, aligned_pattern_scores
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
@@ -165,11 +167,23 @@ class Frag(Method):
         return str(model.provenance.get("questions") or "trained without a recorded source")
 
     # ------------------------------------------------------------------ steps
-    def _relations(self, question: str, topics: list[int], hops: int, routed: bool) -> np.ndarray | None:
+    def _span_similarities(self, masked: str) -> SpanSimilarities | None:
+        """The zero-shot alignment's span similarities for one (masked) question, None when not aligning;
+        the last few are kept, as the relation ranking and the pattern scoring both read them."""
+        if self.pattern_classifier is not None or self.config.zero_shot_scoring != "align":
+            return None
+        memo = self.__dict__.setdefault("_span_memo", {})
+        if masked not in memo:
+            if len(memo) > 16:
+                memo.clear()
+            memo[masked] = SpanSimilarities.of(self.kg, self.text_embedder, masked)
+        return memo[masked]
+
+    def _relations(self, question: str, masked: str, topics: list[int], hops: int, routed: bool) -> np.ndarray | None:
         """Directed ids of the ``top_relations`` (zero-shot: ``zero_shot_relations``) relations of the topics'
         ``hops``-hop subgraph most similar to the question (None: keep all). Ranking over the subgraph, not the
         whole KG, keeps the relation an answer needs when the KG has hundreds of relations that merely sound
-        closer to the question."""
+        closer to the question; zero-shot, a relation's similarity is that of its best span of the question."""
         n = self.kg.num_relations
         keep = self.config.top_relations if routed else self.config.zero_shot_relations
         if n <= keep:
@@ -177,8 +191,12 @@ class Frag(Method):
         present = np.unique(self.kg.rels[k_hop(self.kg, topics, hops).edges]).astype(np.int64)
         if len(present) <= keep:
             return None
-        vectors = kg_vectors(self.kg, self.text_embedder).relations()[present]
-        scores = dot_scores(vectors, self.text_embedder.encode([question])[0])
+        sims = None if routed else self._span_similarities(masked)
+        if sims is not None:
+            scores = sims.relevance()[present]
+        else:
+            vectors = kg_vectors(self.kg, self.text_embedder).relations()[present]
+            scores = dot_scores(vectors, self.text_embedder.encode([question])[0])
         best = present[np.argsort(-scores, kind="stable")[:keep]]
         return np.concatenate([best, best + n])
 
@@ -190,9 +208,10 @@ class Frag(Method):
         scores = cfg.length_bonus * (reach.lengths == hops) if routed else np.zeros(len(reach))
         if clf is None:
             aligned = None
-            if cfg.zero_shot_scoring == "align":
+            sims = self._span_similarities(masked)
+            if sims is not None:
                 costs = AlignmentCosts(cfg.mention_cost, cfg.extra_mention_cost, cfg.hop_cost, cfg.order_cost)
-                aligned = aligned_pattern_scores(self.kg, self.text_embedder, masked, reach, costs)
+                aligned = aligned_pattern_scores(self.kg, sims, reach, costs)
             if aligned is None:  # "mean", or a question with no words besides its topic's
                 aligned = self._relation_scores(question, reach)
             return scores + cfg.embedding_weight * aligned
@@ -337,7 +356,7 @@ class Frag(Method):
             step.outputs["pattern_scorer"] = self._provenance(self.pattern_classifier)
         routed = router is not None or cfg.hops is not None
         with trace.step("rank_relations") as step:
-            relations = self._relations(question, topics, hops, routed)
+            relations = self._relations(question, masked, topics, hops, routed)
             step.outputs["kept"] = "all" if relations is None else len(relations) // 2
         if not simple and cfg.complex_paths == "shortest":
             paths, scores = self._shortest_paths(question, topics, relations, trace)

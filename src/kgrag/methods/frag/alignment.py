@@ -132,17 +132,42 @@ def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost
     return best
 
 
+@dataclass
+class SpanSimilarities:
+    """How much each span of one question resembles each relation of the KG, centred per span (less the span's
+    mean over all relations): the material both the relation ranking and the pattern alignment read."""
+
+    question: QuestionSpans
+    vectors: np.ndarray  # (spans, dim)
+    relations: np.ndarray  # (relations, dim)
+    baseline: np.ndarray  # (spans,) a span's mean similarity over the KG's relations
+
+    @classmethod
+    def of(cls, kg: KnowledgeGraph, embedder: Embedder, masked_question: str) -> SpanSimilarities | None:
+        """None when the question has no words besides its topic's."""
+        question = QuestionSpans.of(masked_question)
+        if not question.spans:
+            return None
+        relations = relation_phrase_vectors(kg, embedder)
+        vectors = embedder.encode([text for text, _, _ in question.spans])
+        return cls(question, vectors, relations, (vectors @ relations.T).mean(axis=1))
+
+    def relevance(self) -> np.ndarray:
+        """Per relation, its best centred similarity to any span: how strongly some part of the question asks
+        for it. Unlike the whole question's similarity, one word ("born") is enough to keep a relation
+        (``place_of_birth``) among the hundreds a 3-hop subgraph of Freebase holds."""
+        return (self.vectors @ self.relations.T - self.baseline[:, None]).max(axis=0)
+
+    def mention_row(self, group: tuple[int, ...]) -> np.ndarray:
+        """Centred similarity of every span to one mention (the mean vector of its relations)."""
+        vector = self.relations[list(group)].mean(axis=0)
+        return self.vectors @ (vector / (np.linalg.norm(vector) or 1.0)) - self.baseline
+
+
 def aligned_pattern_scores(
-    kg: KnowledgeGraph, embedder: Embedder, masked_question: str, reach: PatternReach, costs: AlignmentCosts
-) -> np.ndarray | None:
-    """Each pattern's alignment score with the question (higher is better); None when the question has no
-    words besides the topic's."""
-    question = QuestionSpans.of(masked_question)
-    if not question.spans:
-        return None
-    relations = relation_phrase_vectors(kg, embedder)
-    spans = embedder.encode([text for text, _, _ in question.spans])
-    baseline = (spans @ relations.T).mean(axis=1)  # what a span shares with every relation of the KG
+    kg: KnowledgeGraph, sims: SpanSimilarities, reach: PatternReach, costs: AlignmentCosts
+) -> np.ndarray:
+    """Each pattern's alignment score with the question (higher is better)."""
     n = kg.num_relations
     prefix = {tuple(int(x) for x in reach.patterns[k] if x >= 0): k for k in range(len(reach))}
     counts = np.bincount(reach.pattern, minlength=len(reach))
@@ -153,11 +178,8 @@ def aligned_pattern_scores(
     for k in range(len(reach)):
         key = mentions(reach, k, n, prefix, through_unnamed)
         if key not in scored:
-            rows = []
-            for group in key:
-                vector = relations[list(group)].mean(axis=0)
-                rows.append(spans @ (vector / (np.linalg.norm(vector) or 1.0)) - baseline)
+            rows = [sims.mention_row(group) for group in key]
             cost = costs.mention * len(key) + costs.extra_mention * max(0, len(key) - 2)
-            scored[key] = _best_assignment(rows, question, costs.order) - cost
+            scored[key] = _best_assignment(rows, sims.question, costs.order) - cost
         out[k] = scored[key] - costs.hop * reach.lengths[k]
     return out
