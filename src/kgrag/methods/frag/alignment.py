@@ -46,9 +46,9 @@ _CANDIDATES = 5  # spans tried per mention (best by similarity); the assignment 
 class AlignmentCosts:
     """What a pattern pays: per mention, per mention beyond the second, per hop, per hop aligned out of order."""
 
-    mention: float = 0.25
+    mention: float = 0.2
     extra_mention: float = 0.15
-    hop: float = 0.02
+    hop: float = 0.08
     order: float = 0.1
 
 
