@@ -315,8 +315,8 @@ def test_triple_budget_counts_shared_edges_once():
 
 
 def test_zero_shot_scoring_prefers_the_relation_the_question_names_over_longer_patterns():
-    """Without trained models, a 1-hop question's pattern outranks out-and-back and longer patterns: the
-    mean relation similarity does not grow with length and each extra hop costs ``hop_cost``."""
+    """Without trained models, a 1-hop question's pattern outranks out-and-back and longer patterns: each
+    relation a pattern mentions must be asked for by words of its own, and each hop costs ``align_hop_cost``."""
     kg = KnowledgeGraph.from_triples(
         [
             ("Lisbon", "time zone", "Western European Time"),
