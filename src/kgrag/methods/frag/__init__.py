@@ -171,18 +171,15 @@ class Frag(Method):
 
     # ------------------------------------------------------------------ steps
     def _span_similarities(self, masked: str) -> SpanSimilarities | None:
-        """The zero-shot alignment's span similarities for one (masked) question, None when not aligning;
-        the last few are kept, as the relation ranking and the pattern scoring both read them."""
+        """The zero-shot alignment's span similarities for one (masked) question, computed once per question
+        for the relation ranking and the pattern scoring; None when patterns are not scored by alignment."""
         if self.pattern_classifier is not None or self.config.zero_shot_scoring != "align":
             return None
-        memo = self.__dict__.setdefault("_span_memo", {})
-        if masked not in memo:
-            if len(memo) > 16:
-                memo.clear()
-            memo[masked] = SpanSimilarities.of(self.kg, self.text_embedder, masked)
-        return memo[masked]
+        return SpanSimilarities.of(self.kg, self.text_embedder, masked)
 
-    def _relations(self, question: str, masked: str, topics: list[int], hops: int, routed: bool) -> np.ndarray | None:
+    def _relations(
+        self, question: str, sims: SpanSimilarities | None, topics: list[int], hops: int, routed: bool
+    ) -> np.ndarray | None:
         """Directed ids of the ``top_relations`` (zero-shot: ``zero_shot_relations``) relations of the topics'
         ``hops``-hop subgraph most similar to the question (None: keep all). Ranking over the subgraph, not the
         whole KG, keeps the relation an answer needs when the KG has hundreds of relations that merely sound
@@ -194,8 +191,7 @@ class Frag(Method):
         present = np.unique(self.kg.rels[k_hop(self.kg, topics, hops).edges]).astype(np.int64)
         if len(present) <= keep:
             return None
-        sims = None if routed else self._span_similarities(masked)
-        if sims is not None:
+        if sims is not None and not routed:
             scores = sims.relevance()[present]
         else:
             vectors = kg_vectors(self.kg, self.text_embedder).relations()[present]
@@ -203,7 +199,9 @@ class Frag(Method):
         best = present[np.argsort(-scores, kind="stable")[:keep]]
         return np.concatenate([best, best + n])
 
-    def _score_patterns(self, question: str, masked: str, reach: PatternReach, hops: int, routed: bool) -> np.ndarray:
+    def _score_patterns(
+        self, question: str, masked: str, reach: PatternReach, hops: int, routed: bool, sims: SpanSimilarities | None
+    ) -> np.ndarray:
         """Pattern scores: trained scorer + pattern-text similarity + a bonus for the routed length, or without
         a trained scorer, the zero-shot score (:meth:`_relation_scores`)."""
         cfg = self.config
@@ -211,7 +209,6 @@ class Frag(Method):
         scores = cfg.length_bonus * (reach.lengths == hops) if routed else np.zeros(len(reach))
         if clf is None:
             aligned = None
-            sims = self._span_similarities(masked)
             if sims is not None:
                 costs = AlignmentCosts(cfg.mention_cost, cfg.extra_mention_cost, cfg.align_hop_cost, cfg.order_cost)
                 aligned = aligned_pattern_scores(self.kg, sims, reach, costs)
@@ -287,6 +284,7 @@ class Frag(Method):
         self,
         question: str,
         masked: str,
+        sims: SpanSimilarities | None,
         topics: list[int],
         hops: int,
         relations: np.ndarray | None,
@@ -300,7 +298,7 @@ class Frag(Method):
         with trace.step("rank_paths", top_k=cfg.top_paths) as step:
             if not len(reach):
                 return Paths.empty(), np.empty(0)
-            scores = self._score_patterns(question, masked, reach, hops, routed)
+            scores = self._score_patterns(question, masked, reach, hops, routed, sims)
             chosen = self._choose(topics, reach, scores, routed)
             parts, part_scores = [], []
             for k, ends in chosen:
@@ -350,6 +348,7 @@ class Frag(Method):
         if not topics:
             return [], 0
         masked = mask_topics(question, [self.kg.entities[t] for t in topics])
+        sims = self._span_similarities(masked)
         with trace.step("route") as step:
             router = self.router if cfg.hops is None else None
             hops = cfg.hops or (router.hops(masked) if router is not None else cfg.zero_shot_hops)
@@ -359,12 +358,12 @@ class Frag(Method):
             step.outputs["pattern_scorer"] = self._provenance(self.pattern_classifier)
         routed = router is not None or cfg.hops is not None
         with trace.step("rank_relations") as step:
-            relations = self._relations(question, masked, topics, hops, routed)
+            relations = self._relations(question, sims, topics, hops, routed)
             step.outputs["kept"] = "all" if relations is None else len(relations) // 2
         if not simple and cfg.complex_paths == "shortest":
             paths, scores = self._shortest_paths(question, topics, relations, trace)
         else:
-            paths, scores = self._pattern_paths(question, masked, topics, hops, relations, trace, routed)
+            paths, scores = self._pattern_paths(question, masked, sims, topics, hops, relations, trace, routed)
         return paths_as_evidence(self.kg, paths, scores, source="frag"), (hops if routed else 0)
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
