@@ -114,22 +114,45 @@ def mentions(reach: PatternReach, k: int, num_relations: int, prefix: dict, thro
 
 def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost: float) -> float:
     """Highest total similarity with each mention on its own span, spans not overlapping; a mention may go
-    unaligned (0) when the question has too few words for all of them."""
-    options = []
-    for m, row in enumerate(rows):
+    unaligned (0) when the question has too few words for all of them.
+
+    Exact over the ``_CANDIDATES`` best spans of each mention, every combination scored at once with numpy:
+    a pattern scorer runs this for each distinct mention tuple of a 3-hop search (hundreds per question)."""
+    m = len(rows)
+    score = np.zeros((m, _CANDIDATES + 1))
+    start = np.full((m, _CANDIDATES + 1), -1, dtype=np.int64)  # -1: the mention stays unaligned
+    end = np.full((m, _CANDIDATES + 1), -1, dtype=np.int64)
+    dist = np.zeros((m, _CANDIDATES + 1), dtype=np.int64)
+    for i, row in enumerate(rows):
         top = np.argsort(-row, kind="stable")[:_CANDIDATES]
-        options.append([(float(row[t]), *question.spans[t][1:]) for t in top] + [(0.0, -1 - m, -1 - m)])
-    best = -np.inf
-    for combo in itertools.product(*options):
-        placed = sorted((start, end) for _, start, end in combo if start >= 0)
-        if any(placed[x][1] > placed[x + 1][0] for x in range(len(placed) - 1)):
-            continue
-        total = sum(score for score, _, _ in combo)
-        if order_cost and len(combo) > 1:
-            dist = [question.distance(start, end) for _, start, end in combo if start >= 0]
-            total -= order_cost * sum(dist[x] > dist[x + 1] for x in range(len(dist) - 1))
-        best = max(best, total)
-    return best
+        score[i, : len(top)] = row[top]
+        for c, t in enumerate(top):
+            _, start[i, c], end[i, c] = question.spans[t]
+            dist[i, c] = question.distance(start[i, c], end[i, c])
+    # option len(top) of each mention is "unaligned" (score 0, start -1), as the arrays were filled
+    combos = _combinations([min(len(row), _CANDIDATES) + 1 for row in rows])
+    picked = np.arange(m)
+    s, a, b, d = (x[picked, combos] for x in (score, start, end, dist))  # (combinations, mentions)
+    placed = a >= 0
+    total = s[:, 0].copy()
+    for i in range(1, m):
+        total += s[:, i]
+    ok = np.ones(len(combos), bool)
+    out_of_order = np.zeros(len(combos), np.int64)
+    for i, j in itertools.combinations(range(m), 2):
+        both = placed[:, i] & placed[:, j]
+        ok &= ~(both & (a[:, i] < b[:, j]) & (a[:, j] < b[:, i]))
+        # consecutive among the aligned mentions, in the pattern's order
+        out_of_order += both & ~placed[:, i + 1 : j].any(axis=1) & (d[:, i] > d[:, j])
+    if order_cost and m > 1:
+        total -= order_cost * out_of_order
+    return float(total[ok].max())
+
+
+def _combinations(options: list[int]) -> np.ndarray:
+    """Every choice of one option per mention, as rows of option indices (the first mention varies slowest)."""
+    grids = np.meshgrid(*[np.arange(n) for n in options], indexing="ij")
+    return np.stack([g.ravel() for g in grids], axis=1)
 
 
 @dataclass
