@@ -25,6 +25,7 @@ pattern whose later hops align nearer the topic than earlier ones pays ``order_c
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -130,7 +131,7 @@ def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost
             _, start[i, c], end[i, c] = question.spans[t]
             dist[i, c] = question.distance(start[i, c], end[i, c])
     # option len(top) of each mention is "unaligned" (score 0, start -1), as the arrays were filled
-    combos = _combinations([min(len(row), _CANDIDATES) + 1 for row in rows])
+    combos = _combinations(tuple(min(len(row), _CANDIDATES) + 1 for row in rows))
     picked = np.arange(m)
     s, a, b, d = (x[picked, combos] for x in (score, start, end, dist))  # (combinations, mentions)
     placed = a >= 0
@@ -149,8 +150,10 @@ def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost
     return float(total[ok].max())
 
 
-def _combinations(options: list[int]) -> np.ndarray:
-    """Every choice of one option per mention, as rows of option indices (the first mention varies slowest)."""
+@functools.lru_cache(maxsize=64)
+def _combinations(options: tuple[int, ...]) -> np.ndarray:
+    """Every choice of one option per mention, as rows of option indices (the first mention varies slowest);
+    a handful of shapes, so each is built once. Callers only index with it."""
     grids = np.meshgrid(*[np.arange(n) for n in options], indexing="ij")
     return np.stack([g.ravel() for g in grids], axis=1)
 
@@ -197,12 +200,15 @@ def aligned_pattern_scores(
     unnamed = np.bincount(reach.pattern, weights=unnamed_entities(kg)[reach.entity], minlength=len(reach))
     through_unnamed = unnamed > 0.5 * np.maximum(counts, 1)
     scored: dict[tuple, float] = {}
+    rows: dict[tuple[int, ...], np.ndarray] = {}  # a mention recurs across many patterns
     out = np.empty(len(reach))
     for k in range(len(reach)):
         key = mentions(reach, k, n, prefix, through_unnamed)
         if key not in scored:
-            rows = [sims.mention_row(group) for group in key]
+            for group in key:
+                if group not in rows:
+                    rows[group] = sims.mention_row(group)
             cost = costs.mention * len(key) + costs.extra_mention * max(0, len(key) - 2)
-            scored[key] = _best_assignment(rows, sims.question, costs.order) - cost
+            scored[key] = _best_assignment([rows[g] for g in key], sims.question, costs.order) - cost
         out[k] = scored[key] - costs.hop * reach.lengths[k]
     return out
