@@ -238,6 +238,24 @@ def test_reachable_patterns_match_brute_force(kg):
         assert all(nodes[0] == heat for nodes, _ in paths)
 
 
+def test_relation_pruning_starts_at_the_hop_asked_for(kg):
+    """``prune_from=2``: the first hop may use any relation, later hops only the allowed ones."""
+    heat = kg.entity_id("Heat")
+    full = reachable_patterns(kg, [heat], 2, hub_degree=10**9)
+    directed = kg.relation_id("directed_by")
+    allowed = np.array([directed, directed + kg.num_relations])
+
+    def patterns(reach):
+        return {tuple(int(r) for r in reach.patterns[k] if r >= 0) for k in range(len(reach))}
+
+    everywhere = patterns(reachable_patterns(kg, [heat], 2, hub_degree=10**9, allowed_relations=allowed))
+    later = patterns(reachable_patterns(kg, [heat], 2, hub_degree=10**9, allowed_relations=allowed, prune_from=2))
+    assert everywhere and all(set(p) <= set(allowed.tolist()) for p in everywhere)
+    assert {p for p in patterns(full) if len(p) == 1} <= later  # every first hop kept
+    assert all(p[1] in allowed for p in later if len(p) == 2)
+    assert everywhere < later < patterns(full)
+
+
 def test_hubs_are_reached_but_not_walked_through(kg):
     heat = kg.entity_id("Heat")
     mann = kg.entity_id("Michael Mann")  # degree 3 in MOVIES

@@ -59,8 +59,12 @@ def reachable_patterns(
     hub_degree: int = 1000,
     max_pairs: int = 2_000_000,
     allowed_relations: np.ndarray | None = None,
+    prune_from: int = 1,
 ) -> PatternReach:
-    """Every directed relation pattern of length 1..``max_length`` from ``sources`` and the entities it reaches."""
+    """Every directed relation pattern of length 1..``max_length`` from ``sources`` and the entities it reaches.
+
+    ``allowed_relations`` (directed ids) limits the hops from the ``prune_from``-th on; the hops before it may
+    use any relation."""
     sources = unique_ints(np.asarray(sources, dtype=np.int64))
     n, width = kg.num_entities, max(max_length, 1)
     degree = _degree(kg)
@@ -87,7 +91,7 @@ def reachable_patterns(
             break
         owner, _, other, drel = incident_edges(kg, pair_entity, "both")
         ok = ~is_source[other]  # paths never come back to a topic entity
-        if allowed is not None:
+        if allowed is not None and depth >= prune_from:
             ok &= allowed[drel]
         owner, other, drel = owner[ok], other[ok], drel[ok]
         if len(owner) > max_pairs:
