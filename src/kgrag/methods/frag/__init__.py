@@ -38,6 +38,7 @@ from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifi
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
+from kgrag.retrieval.compact import TREE_LAYOUT, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
@@ -102,6 +103,9 @@ class FragConfig(MethodConfig):
     # pattern is too often not the question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73
     # with "none", the same model replies)
     grounding: Literal["auto", "pattern", "paths", "none"] = "auto"
+    # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/compact.py),
+    # "lines" one full path per line
+    evidence_format: Literal["tree", "lines"] = "lines"
 
 
 def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
@@ -387,11 +391,13 @@ class Frag(Method):
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
             # them ends at a middle node, e.g. the director in "films by the director of X").
             full = [ev for ev in evidence if len(ev.relations) == hops] if hops > 1 else []
+            tree = self.config.evidence_format == "tree"
             answers = ask_for_answers(
                 self,
                 "frag_answer",
                 question=question,
-                paths=facts_text(evidence),
+                paths=compact_paths_text(self.kg, evidence) if tree else facts_text(evidence),
+                layout=TREE_LAYOUT if tree else "",
                 evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
             )
