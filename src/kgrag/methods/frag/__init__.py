@@ -33,12 +33,12 @@ from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.frag.alignment import AlignmentCosts, SpanSimilarities, aligned_pattern_scores
+from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, compact_paths_text
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
-from kgrag.retrieval.compact import TREE_LAYOUT, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence

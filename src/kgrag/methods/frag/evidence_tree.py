@@ -8,6 +8,8 @@ segments that tell it apart from the other relations shown (``people.person.prof
 An unnamed intermediate node (a Freebase CVT, named by its identifier) is written ``·``: it is never an answer
 and its identifier means nothing to the model.
 
+Only frag writes its evidence this way so far; the module moves to ``retrieval/`` when a second method does.
+
 ::
 
     Richard Nixon

@@ -6,7 +6,7 @@ import itertools
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_path
-from kgrag.retrieval.compact import compact_paths_text, short_relation_names
+from kgrag.methods.frag.evidence_tree import compact_paths_text, short_relation_names
 from kgrag.retrieval.paths import paths_as_evidence
 from kgrag.types import Evidence
 
