@@ -159,6 +159,21 @@ def test_frag_retrieves_paths_and_answers_in_one_call(kg):
     assert answer.trace[1].outputs == route
 
 
+def test_frag_answer_call_reads_the_paths_as_a_tree_when_zero_shot(kg):
+    """``evidence_format="auto"``: zero-shot frag writes its paths as a tree (and says so in the prompt and the
+    trace); ``lines`` keeps one numbered path per line."""
+    question = "which directors made films with actors of Heat"
+    tree_rule = {"prompt": "frag_answer", "match": r"first\):\nHeat\n  [<-]", "response": "<answers>Tree"}
+    lines_rule = {"prompt": "frag_answer", "match": r"1\. Heat -\[", "response": "<answers>Lines"}
+    llm = ScriptedLLM({"rules": [tree_rule, lines_rule]})
+    frag = get_method("frag")
+    common = {"llm": llm, "embedder": load_embedder("static"), "hops": 2, "grounding": "none"}
+    answer = frag(kg, **common).answer(question, ["Heat"])
+    assert answer.answers == ["Tree"] and answer.trace[-1].outputs["evidence_format"] == "tree"
+    answer = frag(kg, evidence_format="lines", **common).answer(question, ["Heat"])
+    assert answer.answers == ["Lines"] and answer.trace[-1].outputs["evidence_format"] == "lines"
+
+
 def test_shipped_models_are_used_only_on_the_kg_they_were_trained_on(kg, tmp_path):
     """The shipped router/pattern scorer carry the MetaQA demo KG's checksum: on another KG frag runs
     zero-shot (and says so in the trace); naming them explicitly still works; an adapted model in the KG's
