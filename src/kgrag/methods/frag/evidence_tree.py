@@ -33,8 +33,8 @@ UNNAMED = "·"
 # what a prompt that shows the tree says about it (appended to the sentence that explains the arrows)
 TREE_LAYOUT = (
     "\nPaths that share their start are written as a tree: an indented line goes on from the last entity of the"
-    ' line above it with one indent less, "A; B; C" lists entities reached the same way, and "·" is an unnamed'
-    " intermediate node, never an answer."
+    f' line above it with one indent less, "A; B; C" lists entities reached the same way, and "{UNNAMED}" is an'
+    " unnamed intermediate node, never an answer."
 )
 
 
@@ -106,25 +106,25 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
 
     def render(node: _Node, depth: int) -> None:
         # leaves reached by the same relation share a line, at the place of the first of them
-        groups: dict[tuple[str, bool], list[str]] = {}
-        order: list[tuple[str, bool] | tuple[str, bool, str]] = []
-        for key, child in node.children.items():
+        leaves: dict[tuple[str, bool], list[str]] = {}
+        items: list[tuple[str, bool, _Node | list[str]]] = []
+        for (rel, forward, _), child in node.children.items():
             if child.children:
-                order.append(key)
+                items.append((rel, forward, child))
+            elif (rel, forward) in leaves:
+                leaves[(rel, forward)].append(_label(child.name))
             else:
-                if (key[0], key[1]) not in groups:
-                    groups[(key[0], key[1])] = []
-                    order.append((key[0], key[1]))
-                groups[(key[0], key[1])].append(_label(child.name))
-        for key in order:
-            if len(key) == 2:
-                lines.append("  " * depth + f"{edge(key[0], key[1])} {'; '.join(groups[key])}")  # type: ignore[index]
+                leaves[(rel, forward)] = [_label(child.name)]
+                items.append((rel, forward, leaves[(rel, forward)]))
+        for rel, forward, item in items:
+            if isinstance(item, list):
+                lines.append("  " * depth + f"{edge(rel, forward)} {'; '.join(item)}")
                 continue
-            child = node.children[key]  # type: ignore[index]
-            chain = [f"{edge(key[0], key[1])} {_label(child.name)}"]
+            child = item
+            chain = [f"{edge(rel, forward)} {_label(child.name)}"]
             while len(child.children) == 1:  # a path that does not branch stays on one line
-                (rel, forward, _), child = next(iter(child.children.items()))
-                chain.append(f"{edge(rel, forward)} {_label(child.name)}")
+                (next_rel, next_forward, _), child = next(iter(child.children.items()))
+                chain.append(f"{edge(next_rel, next_forward)} {_label(child.name)}")
             lines.append("  " * depth + " ".join(chain))
             render(child, depth + 1)
 
