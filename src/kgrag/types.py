@@ -13,6 +13,9 @@ class LLMCall(BaseModel):
     prompt: str = Field(description="prompt name (file under kgrag/prompts) or 'raw'")
     model: str
     prompt_tokens: int = 0
+    evaluated_prompt_tokens: int = Field(
+        default=0, description="prompt tokens the model read, i.e. not restored from a kept prefix; 0 when cached"
+    )
     completion_tokens: int = 0
     seconds: float = 0.0
     cached: bool = False
@@ -23,6 +26,7 @@ class Usage(BaseModel):
 
     llm_calls: int = 0
     prompt_tokens: int = 0
+    evaluated_prompt_tokens: int = 0
     completion_tokens: int = 0
     llm_seconds: float = 0.0
     seconds: float = 0.0
@@ -34,6 +38,7 @@ class Usage(BaseModel):
         return cls(
             llm_calls=len(calls),
             prompt_tokens=sum(c.prompt_tokens for c in calls),
+            evaluated_prompt_tokens=sum(c.evaluated_prompt_tokens for c in calls),
             completion_tokens=sum(c.completion_tokens for c in calls),
             llm_seconds=round(sum(c.seconds for c in calls), 4),
             seconds=round(seconds, 4),

@@ -41,6 +41,19 @@ def test_llamacpp_generate_counts_tokens(smollm_path):
     assert 0 < sampled.completion_tokens <= 4
 
 
+def test_llamacpp_counts_only_the_prompt_tokens_it_reads(smollm_path):
+    """A second prompt sharing a long prefix with the first reads only its new suffix (KV prefix reuse), and
+    the accounting says so; a response-cache hit reads nothing."""
+    llm = load_llm(f"llamacpp:{manager.TEST_MODEL}")
+    shared = "Facts: " + " ".join(f"entity{i} is related to entity{i + 1}." for i in range(40))
+    first = llm.generate(shared + " Question: what is entity3 related to?", max_tokens=3)
+    with track_usage() as calls:
+        second = llm.generate(shared + " Question: what is entity7 related to?", max_tokens=3)
+    assert first.evaluated > 200
+    assert 0 < second.evaluated < 30 < second.prompt_tokens
+    assert calls[0].evaluated_prompt_tokens == second.evaluated
+
+
 def test_llamacpp_constrained_output(smollm_path):
     llm = load_llm(f"llamacpp:{manager.TEST_MODEL}")
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

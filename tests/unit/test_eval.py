@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kgrag.errors import KGFormatError
-from kgrag.eval.datasets import load_dataset, select
+from kgrag.eval.datasets import Example, load_dataset, select
 from kgrag.eval.metrics import (
     answer_recall,
     exact_match,
@@ -115,6 +115,24 @@ def test_runner_captures_errors_and_resumes(tmp_path):
     assert len(rows) == 3
     summary = summarise(rows)
     assert summary["n"] == 3 and summary["errors"] == 1 and summary["hit@1"] == pytest.approx(1 / 3, abs=1e-4)
+
+
+def test_summary_and_report_give_the_median_of_prompt_tokens_read(tmp_path):
+    from kgrag.eval.report import write_report
+    from kgrag.eval.runner import score_row
+
+    ex = Example("q", "who directed Heat?", ["Michael Mann"])
+    rows = [
+        score_row(ex, ["Michael Mann"], [], llm_calls=1, prompt_tokens=p, evaluated_prompt_tokens=e, seconds=s)
+        for p, e, s in [(600, 100, 2.0), (620, 120, 3.0), (2000, 1500, 30.0)]
+    ]
+    summary = summarise(rows)
+    assert summary["evaluated_prompt_tokens_median"] == 120 and summary["prompt_tokens_median"] == 620
+    assert summary["evaluated_prompt_tokens"] == pytest.approx(1720 / 3, abs=1e-3)
+    assert summary["seconds_median"] == 3.0
+    report = write_report(tmp_path, {"frag": rows}, {"kg": "k"}).read_text()
+    assert "| method | LLM calls | prompt tokens | evaluated prompt tokens |" in report
+    assert "| frag | 1.0 | 620 | 120 | 0 | 3.00 |" in report
 
 
 def test_bootstrap_ci_brackets_the_mean():

@@ -199,6 +199,15 @@ def test_text_parts_and_odd_usage_are_read_leniently():
         assert llm(server.url).generate("Who directed Heat?").text == ""  # no content: an empty completion
 
 
+def test_reused_prefix_tokens_are_not_counted_as_read():
+    usage = {"prompt_tokens": 900, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 640}}
+    with fake_llm_server(send(200, completion("Michael Mann", usage=usage))) as server:
+        gen = llm(server.url).generate("Who directed Heat?")
+    assert (gen.prompt_tokens, gen.evaluated) == (900, 260)
+    with fake_llm_server(send(200, completion("x", usage={"prompt_tokens": 50, "completion_tokens": 1}))) as server:
+        assert llm(server.url).generate("Who directed Heat?").evaluated == 50  # no details: every token read
+
+
 def test_client_errors_fail_at_once():
     with fake_llm_server(send(400, {"error": {"message": "context length exceeded"}})) as server:
         exc, _ = failure(server.url)

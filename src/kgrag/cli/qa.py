@@ -65,7 +65,8 @@ def ask(
         console.print(f"   · {ev.text}", markup=False, highlight=False)
     u = result.usage
     console.print(
-        f"[dim]{method} · {u.llm_calls} LLM call(s) · {u.prompt_tokens}+{u.completion_tokens} tokens · "
+        f"[dim]{method} · {u.llm_calls} LLM call(s) · {u.prompt_tokens}+{u.completion_tokens} tokens "
+        f"({u.evaluated_prompt_tokens} prompt tokens read) · "
         f"{u.seconds:.1f} s[/dim]"
     )
 

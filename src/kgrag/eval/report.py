@@ -46,6 +46,8 @@ def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]],
         cells = [_fmt([r[m] for r in rows], m) for m in table_metrics]
         errors = sum(1 for r in rows if r.get("error"))
         lines.append(f"| {method} | {len(rows)} | " + " | ".join(cells) + f" | {errors} |")
+    if not retrieval_only:
+        lines += _cost_lines(rows_by_method)
     groups = sorted({r["group"] for rows in rows_by_method.values() for r in rows})
     if len(groups) > 1:
         lines += [
@@ -69,6 +71,27 @@ def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]],
     path = out_dir / "report.md"
     path.write_text("\n".join(lines) + "\n", "utf-8")
     return path
+
+
+def _cost_lines(rows_by_method: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Medians of what a question cost. Evaluated prompt tokens are the ones the model read (not restored from a
+    kept prefix, not answered from the response cache): on a CPU they, not the prompt's length, set the time."""
+    lines = [
+        "",
+        "## Cost per question (medians)",
+        "",
+        "| method | LLM calls | prompt tokens | evaluated prompt tokens | completion tokens | seconds |",
+        "|---|---|---|---|---|---|",
+    ]
+    for method, rows in rows_by_method.items():
+        cells = [float(np.median([r.get(k, 0) for r in rows])) if rows else 0.0 for k in _COST_KEYS]
+        lines.append(
+            f"| {method} | {cells[0]:.1f} | {cells[1]:.0f} | {cells[2]:.0f} | {cells[3]:.0f} | {cells[4]:.2f} |"
+        )
+    return lines
+
+
+_COST_KEYS = ("llm_calls", "prompt_tokens", "evaluated_prompt_tokens", "completion_tokens", "seconds")
 
 
 def write_plots(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]]) -> list[Path]:

@@ -54,9 +54,13 @@ SUMMARY_KEYS = (
     "evidence_tokens",
     "llm_calls",
     "prompt_tokens",
+    "evaluated_prompt_tokens",
     "completion_tokens",
     "seconds",
 )
+MEDIAN_KEYS = ("prompt_tokens", "evaluated_prompt_tokens", "seconds")
+"""Also summarised by their median (``<key>_median``): one slow question or one long prompt moves a mean, and the
+time a user waits for a typical answer is the median."""
 
 
 def score_row(
@@ -66,6 +70,7 @@ def score_row(
     *,
     llm_calls: int = 0,
     prompt_tokens: int = 0,
+    evaluated_prompt_tokens: int = 0,
     completion_tokens: int = 0,
     seconds: float = 0.0,
     error: str | None = None,
@@ -94,6 +99,7 @@ def score_row(
         hop_labels.FIELD: hop_labels.answer_path_hops(predicted, evidence),
         "llm_calls": llm_calls,
         "prompt_tokens": prompt_tokens,
+        "evaluated_prompt_tokens": evaluated_prompt_tokens,
         "completion_tokens": completion_tokens,
         "seconds": round(seconds, 4),
         "error": error,
@@ -115,6 +121,7 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
             answer.evidence,
             llm_calls=u.llm_calls,
             prompt_tokens=u.prompt_tokens,
+            evaluated_prompt_tokens=u.evaluated_prompt_tokens,
             completion_tokens=u.completion_tokens,
             seconds=time.perf_counter() - start,
             error=answer.error,
@@ -295,8 +302,10 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     def means(subset: list[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(subset)}
-        for key in SUMMARY_KEYS:
-            out[key] = round(float(np.mean([r[key] for r in subset])), 4)
+        for key in SUMMARY_KEYS:  # rows written before a key existed count as 0
+            out[key] = round(float(np.mean([r.get(key, 0) for r in subset])), 4)
+        for key in MEDIAN_KEYS:
+            out[f"{key}_median"] = round(float(np.median([r.get(key, 0) for r in subset])), 4)
         out["seconds_per_question"] = out.pop("seconds")
         out["errors"] = sum(1 for r in subset if r.get("error"))
         out["llm_failures"] = sum(1 for r in subset if r.get("llm_failed"))

@@ -100,15 +100,16 @@ def _cost_section(result: SuiteResult) -> list[str]:
         "Means per question; `wall s` is this run's time for the method on the KG (questions answered by an "
         "earlier run over the same output are not timed again).",
         "",
-        "| KG | method | n | evidence triples | LLM calls | prompt tokens | completion tokens | s/question | "
-        "wall s | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| KG | method | n | evidence triples | LLM calls | prompt tokens | evaluated prompt tokens (median) | "
+        "completion tokens | s/question | wall s | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result.kgs:
         for method, summary in r.summary.items():
             lines.append(
                 f"| {r.entry.name} | {method} | {summary.get('n', 0)} | {summary.get('evidence_triples', 0):.1f} | "
                 f"{summary.get('llm_calls', 0):.2f} | {summary.get('prompt_tokens', 0):.0f} | "
+                f"{summary.get('evaluated_prompt_tokens_median', 0):.0f} | "
                 f"{summary.get('completion_tokens', 0):.0f} | {summary.get('seconds_per_question', 0):.3f} | "
                 f"{summary.get('wall_seconds', 0):.1f} | {summary.get('errors', 0)} |"
             )

@@ -35,6 +35,16 @@ class Generation:
     completion_tokens: int = 0
     seconds: float = 0.0
     cached: bool = False
+    evaluated_prompt_tokens: int | None = None
+    """Prompt tokens the model actually read, i.e. not restored from a kept prefix (KV state); ``None`` when the
+    backend cannot tell, which counts as all of them. The time a call takes follows this, not ``prompt_tokens``."""
+
+    @property
+    def evaluated(self) -> int:
+        """:attr:`evaluated_prompt_tokens`, or every prompt token when the backend did not say."""
+        if self.cached:
+            return 0
+        return self.prompt_tokens if self.evaluated_prompt_tokens is None else self.evaluated_prompt_tokens
 
 
 @dataclass
@@ -152,6 +162,7 @@ class LLM(ABC):
                 prompt=name,
                 model=self.model_id,
                 prompt_tokens=gen.prompt_tokens,
+                evaluated_prompt_tokens=gen.evaluated,
                 completion_tokens=gen.completion_tokens,
                 seconds=round(gen.seconds, 4),
                 cached=gen.cached,

@@ -74,6 +74,20 @@ def _keep_prefix_states(llama: Any, capacity_mb: int) -> None:
     llama.set_cache(LlamaRAMCache(capacity_bytes=capacity_mb << 20))
 
 
+def _count_evaluated(llama: Any) -> None:
+    """Record on ``llama`` the size of each ``eval`` call. ``Llama.generate`` evaluates what is left of the prompt
+    after its prefix reuse in one first call and then one token per generated token, so the first size of a
+    completion is the number of prompt tokens the model actually read (what a call's time follows)."""
+    original = llama.eval
+    llama.kgrag_eval_sizes = []
+
+    def counted_eval(tokens: Any) -> Any:
+        llama.kgrag_eval_sizes.append(len(tokens))
+        return original(tokens)
+
+    llama.eval = counted_eval
+
+
 def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
     try:
         from llama_cpp import Llama
@@ -91,6 +105,7 @@ def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
                 verbose=False,
             )
             _keep_prefix_states(_MODELS[key], int(os.environ.get("KGRAG_LLAMA_PREFIX_STATES_MB", PREFIX_STATES_MB)))
+            _count_evaluated(_MODELS[key])
         return _MODELS[key]
 
 
@@ -132,13 +147,21 @@ class LlamaCppLLM(LLM):
 
             kwargs["grammar"] = LlamaGrammar.from_string(params.grammar, verbose=False)
         with self._lock:
+            sizes = self._llama.kgrag_eval_sizes
+            sizes.clear()
             try:
                 out = self._llama.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise LLMError(f"{self.model_id}: {exc}") from exc
+            evaluated = sizes[0] if sizes else 0
         text = out["choices"][0]["message"].get("content") or ""
         usage = out.get("usage") or {}
-        return Generation(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+        return Generation(
+            text,
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            evaluated_prompt_tokens=evaluated,
+        )
 
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))

@@ -251,10 +251,15 @@ def read_completion(body: bytes, where: str) -> Generation:
     if not isinstance(message, dict):
         raise LLMResponseError(f"{where}: the reply's first choice has no message")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    prompt_tokens = _count(usage.get("prompt_tokens"))
+    # servers with prefix caching (OpenAI, vLLM, llama.cpp's server) say how many prompt tokens they reused
+    details = usage.get("prompt_tokens_details")
+    reused = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     return Generation(
         _content_text(message.get("content"), where),
-        prompt_tokens=_count(usage.get("prompt_tokens")),
+        prompt_tokens=prompt_tokens,
         completion_tokens=_count(usage.get("completion_tokens")),
+        evaluated_prompt_tokens=max(prompt_tokens - reused, 0),
     )
 
 
