@@ -174,6 +174,30 @@ def test_frag_answer_call_reads_the_paths_as_a_tree_when_zero_shot(kg):
     assert answer.answers == ["Lines"] and answer.trace[-1].outputs["evidence_format"] == "lines"
 
 
+def test_frag_answer_call_chooses_among_the_entities_of_the_tree(kg):
+    """``choose_answers``: the reply is held by a grammar to the tree's entity names (the question's own among
+    them: a small model often names it first); a name outside them (a backend that ignores grammars) is dropped.
+    ``auto`` sends the grammar only to local llama.cpp models."""
+
+    class Recording(ScriptedLLM):
+        def _generate(self, messages, params):
+            self.grammars.append(params.grammar)
+            return super()._generate(messages, params)
+
+    rule = {"prompt": "frag_answer", "response": "<answers>Heat; Michael Mann; Warp Drive</answers>"}
+    llm = Recording({"rules": [rule]})
+    llm.grammars = []
+    common = {"llm": llm, "embedder": load_embedder("static"), "hops": 1, "grounding": "none"}
+    answer = get_method("frag")(kg, choose_answers="on", **common).answer("who directed Heat", ["Heat"])
+    grammar = llm.grammars[-1]
+    assert grammar.startswith('root ::= "<answers>"') and '"Michael Mann"' in grammar and '"Heat"' in grammar
+    assert '"Warp Drive"' not in grammar
+    assert answer.answers == ["Michael Mann"]
+    assert answer.trace[-1].outputs["choices"] == grammar.splitlines()[-1].count(" | ") + 1
+    get_method("frag")(kg, **common).answer("who directed Heat", ["Heat"])
+    assert llm.grammars[-1] is None  # auto: the scripted model enforces no grammar
+
+
 def test_shipped_models_are_used_only_on_the_kg_they_were_trained_on(kg, tmp_path):
     """The shipped router/pattern scorer carry the MetaQA demo KG's checksum: on another KG frag runs
     zero-shot (and says so in the trace); naming them explicitly still works; an adapted model in the KG's

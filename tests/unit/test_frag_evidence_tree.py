@@ -6,7 +6,7 @@ import itertools
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_path
-from kgrag.methods.frag.evidence_tree import compact_paths_text, short_relation_names
+from kgrag.methods.frag.evidence_tree import answer_options, compact_paths_text, short_relation_names
 from kgrag.retrieval.paths import paths_as_evidence
 from kgrag.types import Evidence
 
@@ -85,6 +85,8 @@ def test_unnamed_nodes_and_non_path_evidence():
         "Richard Nixon -[people.person.spouse s]-> m.02h98gq"
     )
     assert compact_paths_text(kg, []) == "(no facts found)"
+    # an answer names what the tree shows: every named node, never an unnamed one, labels as written
+    assert answer_options(evidence) == {"Richard Nixon": "Richard Nixon", "Pat Nixon": "Pat Nixon"}
 
 
 def test_relation_ids_keep_the_segments_that_tell_them_apart():

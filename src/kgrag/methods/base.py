@@ -197,9 +197,11 @@ def ask_for_answers(
     kg_names: bool = True,
     evidence_names: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    grammar: str | None = None,
     **values: str,
 ) -> list[str]:
-    """Call a prompt that returns ``<answers>`` and read them defensively (one per line).
+    """Call a prompt that returns ``<answers>`` and read them defensively (one per line), under ``grammar``
+    (GBNF) when given.
 
     With ``kg_names`` a line listing several KG entities is split and KG names come first;
     ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
@@ -210,7 +212,7 @@ def ask_for_answers(
     from kgrag.linking.names import NameIndex
     from kgrag.prompts.tags import split_items
 
-    text, parsed = method.call_prompt(prompt_name, **values)
+    text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
     items = split_items(parsed.get("answers"))
     if not items and "<" not in text:  # the model ignored the format: take its lines as answers
         items = split_items(text)

@@ -31,14 +31,24 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
-from kgrag.methods.base import Method, MethodConfig, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.base import (
+    GrammarSetting,
+    Method,
+    MethodConfig,
+    Trace,
+    ask_for_answers,
+    evidence_entities,
+    registry,
+    use_grammar,
+)
 from kgrag.methods.frag.alignment import AlignmentCosts, SpanSimilarities, aligned_pattern_scores
-from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, compact_paths_text
+from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
+from kgrag.prompts.gbnf import choice_grammar
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
@@ -109,6 +119,9 @@ class FragConfig(MethodConfig):
     # where trained models rank them (MetaQA as shipped) until the tree is measured on its 100-per-hop sets
     # (first 30 per hop: 1.00 / 0.93 / 0.97 either way, median prompt 236 / 356 / 715 vs 176 / 545 / 1,232)
     evidence_format: Literal["auto", "tree", "lines"] = "auto"
+    # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
+    # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
+    choose_answers: GrammarSetting = "auto"
 
 
 def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
@@ -387,6 +400,9 @@ class Frag(Method):
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         return self._retrieve(question, list(topic_entities or []), Trace())[0]
 
+    def _choose_answers(self) -> bool:
+        return use_grammar(self.config.choose_answers, self.llm)
+
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         evidence, hops = self._retrieve(question, topic_entities, trace)
         with trace.step("answer") as step:
@@ -399,6 +415,8 @@ class Frag(Method):
                 layout = "lines" if self.pattern_classifier is not None else "tree"
             tree = layout == "tree"
             step.outputs["evidence_format"] = layout
+            options = answer_options(evidence) if tree and self._choose_answers() else {}
+            step.outputs["choices"] = len(options)
             answers = ask_for_answers(
                 self,
                 "frag_answer",
@@ -407,7 +425,11 @@ class Frag(Method):
                 layout=TREE_LAYOUT if tree else "",
                 evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
+                grammar=choice_grammar(options),
             )
+            if options:  # the grammar lets a reply cut off by max_tokens end in part of a name
+                chosen = set(options.values())
+                answers = [a for a in answers if a in chosen]
             answers = name_unnamed_answers(answers, [ev.entities for ev in evidence], topics)
             ranked = [(ev.entities, ev.relations) for ev in (full or evidence)]
             grounding = self.config.grounding

@@ -135,4 +135,17 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
     return "\n".join(lines) or "(no facts found)"
 
 
-__all__ = ["TREE_LAYOUT", "UNNAMED", "compact_paths_text", "short_relation_names"]
+def answer_options(evidence: Sequence[Evidence]) -> dict[str, str]:
+    """The entities an answer may name, as the tree writes them (its label → the KG name), in order of first
+    appearance: every named node. The question's own entities stay among them although they are never the
+    answer: a small model often names one first, and a grammar that forbids it moves its next choices too
+    (the caller drops them afterwards)."""
+    options: dict[str, str] = {}
+    for ev in evidence:
+        for name in ev.entities:
+            if not looks_like_identifier(name):
+                options.setdefault(_label(name), name)
+    return options
+
+
+__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "short_relation_names"]

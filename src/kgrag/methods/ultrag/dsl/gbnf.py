@@ -7,19 +7,14 @@ Backends that cannot constrain decoding simply ignore the grammar; the validator
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
 from kgrag.methods.ultrag.dsl.printer import format_relation
+from kgrag.prompts.gbnf import literal as _literal
 
 MAX_GRAMMAR_RELATIONS = 4000
-
-
-def _literal(text: str) -> str:
-    """A GBNF string literal (JSON escaping is compatible with GBNF's)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def query_grammar(
