@@ -79,7 +79,13 @@ class Answer(BaseModel):
     method: str
     answers: list[str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
-    grounded: bool = False
+    support: dict[str, list[int]] = Field(
+        default_factory=dict,
+        description="per supported answer, the KG triple ids of the shortest chain of evidence triples from an "
+        "entity of the question to it ([]: found in a result row, not a KG path); answers missing here have no "
+        "support and are listed after the supported ones",
+    )
+    grounded: bool = Field(default=False, description="there are answers and every one has support")
     trace: list[Step] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     error: str | None = Field(

@@ -293,6 +293,12 @@ def test_cli_retrieve_and_ask_with_a_scripted_llm(tmp_path):
     )  # fmt: skip
     out = json.loads(proc.stdout)
     assert out["answers"] == ["1995"] and out["usage"]["llm_calls"] == 2
+    assert out["grounded"] and len(out["support"]["1995"]) == 1
+    # without --json each answer is printed with the facts that support it
+    proc = run_cli(
+        "ask", str(tmp_path / "kg"), "when was Heat released", "--method", "ultrag", "--llm", f"scripted:{script}",
+    )  # fmt: skip
+    assert "1995 ← Heat release year 1995" in proc.stdout
 
 
 def test_movies_kg_fixture_unchanged(movies_kg):

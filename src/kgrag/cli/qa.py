@@ -45,6 +45,7 @@ def ask(
 ) -> None:
     """Answer QUESTION over the KG with a method and an LLM; an LLM that fails exits with status 3."""
     from kgrag.methods import get as get_method
+    from kgrag.methods.support import support_text
 
     method_cls = get_method(method)
     kg = load_store(kg_dir)
@@ -61,6 +62,12 @@ def ask(
         "[bold]A:[/bold] " + (" | ".join(result.answers) if result.answers else "(no answer)"),
         highlight=False,
     )
+    for answer in result.answers:
+        chain = result.support.get(answer)
+        if chain is None:
+            console.print(f"   {answer}: [yellow]no support in the evidence[/yellow]", highlight=False)
+        elif chain:
+            console.print(f"   {answer} ← {support_text(kg, chain)}", markup=False, highlight=False)
     for ev in result.evidence[:10]:
         console.print(f"   · {ev.text}", markup=False, highlight=False)
     u = result.usage

@@ -126,6 +126,7 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
             seconds=time.perf_counter() - start,
             error=answer.error,
         )
+        row["grounded"] = answer.grounded
         if "gold_rows" in ex.meta:
             row["execution_accuracy"] = execution_match(answer, ex)
         row["steps"] = compact_trace(answer.trace)
@@ -309,6 +310,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out["seconds_per_question"] = out.pop("seconds")
         out["errors"] = sum(1 for r in subset if r.get("error"))
         out["llm_failures"] = sum(1 for r in subset if r.get("llm_failed"))
+        scored = [r for r in subset if "grounded" in r and not r.get("error")]
+        right = [r["grounded"] for r in scored if r["hit@1"] == 1]
+        wrong = [not r["grounded"] for r in scored if r["hit@1"] == 0]
+        if right:  # what `grounded` is worth: right answers should have support, wrong ones should not
+            out["grounded_when_right"] = round(float(np.mean(right)), 4)
+        if wrong:
+            out["ungrounded_when_wrong"] = round(float(np.mean(wrong)), 4)
         exec_rows = [r["execution_accuracy"] for r in subset if "execution_accuracy" in r]
         if exec_rows:
             out["execution_accuracy"] = round(float(np.mean(exec_rows)), 4)

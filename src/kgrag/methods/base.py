@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.support import answer_support, supported_first
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
@@ -109,12 +110,14 @@ class Method(ABC):
         start = time.perf_counter()
         with track_usage() as calls:
             answers, evidence = self._answer(question, list(topic_entities or []), trace)
+        support = answer_support(self.kg, question, answers, evidence, [*(topic_entities or []), *_linked(trace)])
         return Answer(
             question=question,
             method=self.name,
-            answers=answers,
+            answers=supported_first(answers, support),
             evidence=evidence,
-            grounded=self.is_grounded(evidence),
+            support=support,
+            grounded=bool(answers) and len(support) == len(answers),
             trace=trace.steps,
             usage=Usage.from_calls(calls, time.perf_counter() - start),
         )
@@ -159,14 +162,15 @@ class Method(ABC):
             record.outputs["triples"] = len(tids)
         return tids
 
-    def is_grounded(self, evidence: Sequence[Evidence]) -> bool:
-        """True when there is KG evidence and every triple it cites exists in the KG."""
-        ids = [t for ev in evidence for t in ev.triples]
-        return bool(ids) and all(0 <= t < self.kg.num_triples for t in ids)
-
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         """Return (answers, evidence); record steps on ``trace``."""
+
+
+def _linked(trace: Trace) -> list[str]:
+    """The entities a method's linking steps resolved (``_link_topics`` records them)."""
+    names = (step.outputs.get("entities") for step in trace.steps if step.name == "link")
+    return [n for group in names if isinstance(group, list) for n in group if isinstance(n, str)]
 
 
 GrammarSetting = Literal["auto", "on", "off"]

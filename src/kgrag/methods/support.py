@@ -1,0 +1,106 @@
+"""Which evidence supports each answer: the shortest chain of checked KG triples from a question entity to it.
+
+``Answer.grounded`` used to mean "the cited triple ids are in range", true of any evidence the library produces,
+so a wrong answer looked as sure as a right one. An answer is *supported* when the evidence shown to the model
+joins it to an entity of the question: the evidence triples (each checked against the KG: the id exists and
+joins the entities the evidence names) form a small graph, and a breadth-first search from the question's
+entities finds the shortest chain to the answer. An answer found only in evidence that is not a KG path (a Cypher
+result row) is supported by that row, with no triples. Everything else — an answer from the model's own
+knowledge, or the question's own words echoed back — has no support.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.verbalize import verbalize_triples
+from kgrag.linking.normalize import normalize
+from kgrag.types import Evidence
+
+
+def checked_triples(kg: KnowledgeGraph, ev: Evidence) -> list[int]:
+    """The triple ids of ``ev`` that exist in ``kg`` and join the entities ``ev`` names in that place (a path's
+    i-th triple joins its i-th and i+1-th entities; a lone triple its two); ids that do not check are dropped."""
+    lined_up = len(ev.entities) == len(ev.triples) + 1
+    out = []
+    for i, tid in enumerate(ev.triples):
+        if not 0 <= tid < kg.num_triples:
+            continue
+        ends = {kg.entities[int(kg.heads[tid])], kg.entities[int(kg.tails[tid])]}
+        if not lined_up or set(ev.entities[i : i + 2]) == ends:  # evidence whose names do not line up with
+            out.append(int(tid))  # its triples (none the library makes) can only be checked for existence
+    return out
+
+
+def question_entities(
+    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], given: Iterable[str]
+) -> set[int]:
+    """Entity ids the support chains may start from: the given or linked topic entities, and every evidence
+    entity whose whole name the question says (a path's start is its topic; a fact retrieved for the
+    question may hang off an entity the method linked without saying so)."""
+    words = f" {normalize(question)} "
+    named = [n for ev in evidence for n in ev.entities if normalize(n) and f" {normalize(n)} " in words]
+    ids = (kg.find_entity(name) for name in [*given, *named])
+    return {e for e in ids if e is not None}
+
+
+def answer_support(
+    kg: KnowledgeGraph,
+    question: str,
+    answers: Sequence[str],
+    evidence: Sequence[Evidence],
+    topics: Iterable[str] = (),
+) -> dict[str, list[int]]:
+    """For each supported answer, the triple ids of the shortest chain of checked evidence triples from a
+    question entity to it (``[]``: found in a result row that is not a KG path). Unsupported answers are absent,
+    the question's own entities among them: a chain of no triples supports nothing."""
+    starts = question_entities(kg, question, evidence, topics)
+    for ev in evidence:  # a path of several hops starts at the entity it was retrieved for (a lone fact's first
+        start = kg.find_entity(ev.entities[0]) if len(ev.triples) > 1 and ev.entities else None  # name: its head)
+        if start is not None:
+            starts.add(start)
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    row_values: set[str] = set()
+    for ev in evidence:
+        if not ev.triples:
+            row_values.update(normalize(v) for v in ev.entities)
+            continue
+        for tid in checked_triples(kg, ev):
+            head, tail = int(kg.heads[tid]), int(kg.tails[tid])
+            adjacency.setdefault(head, []).append((tail, tid))
+            adjacency.setdefault(tail, []).append((head, tid))
+    chains = _chains(adjacency, starts)
+    support: dict[str, list[int]] = {}
+    for answer in answers:
+        eid = kg.find_entity(answer)
+        if eid is not None and chains.get(eid):
+            support[answer] = chains[eid]
+        elif normalize(answer) in row_values:
+            support[answer] = []
+    return support
+
+
+def _chains(adjacency: dict[int, list[tuple[int, int]]], starts: set[int]) -> dict[int, list[int]]:
+    """Breadth-first from ``starts`` over the evidence graph: each reached entity's triple chain."""
+    chains: dict[int, list[int]] = {s: [] for s in starts if s in adjacency}
+    queue = deque(chains)
+    while queue:
+        node = queue.popleft()
+        for other, tid in adjacency[node]:
+            if other not in chains:
+                chains[other] = [*chains[node], tid]
+                queue.append(other)
+    return chains
+
+
+def support_text(kg: KnowledgeGraph, chain: Sequence[int]) -> str:
+    """A support chain as the facts it is made of: ``"Heat directed by Michael Mann; Collateral directed by
+    Michael Mann"``."""
+    return "; ".join(verbalize_triples(kg, list(chain)))
+
+
+def supported_first(answers: Sequence[str], support: dict[str, list[int]]) -> list[str]:
+    """``answers`` with the supported ones first (each group in the method's order)."""
+    return [a for a in answers if a in support] + [a for a in answers if a not in support]

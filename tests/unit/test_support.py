@@ -1,0 +1,68 @@
+"""Answer support: the shortest chain of checked evidence triples from an entity of the question to an answer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.support import answer_support, checked_triples, supported_first
+from kgrag.retrieval.triples import triples_as_evidence
+from kgrag.types import Evidence
+
+TRIPLES = [
+    ("Heat", "directed_by", "Michael Mann"),
+    ("Collateral", "directed_by", "Michael Mann"),
+    ("Heat", "starred_actors", "Al Pacino"),
+    ("The Insider", "starred_actors", "Al Pacino"),
+    ("Alien", "directed_by", "Ridley Scott"),
+]
+
+
+def _kg() -> KnowledgeGraph:
+    return KnowledgeGraph.from_triples(TRIPLES)
+
+
+def _tid(kg: KnowledgeGraph, head: str, tail: str) -> int:
+    h, t = kg.entity_id(head), kg.entity_id(tail)
+    return int(np.nonzero((kg.heads == h) & (kg.tails == t))[0][0])
+
+
+def test_a_path_supports_each_entity_on_it_with_its_prefix():
+    kg = _kg()
+    t1, t2 = _tid(kg, "Heat", "Michael Mann"), _tid(kg, "Collateral", "Michael Mann")
+    path = Evidence(text="…", entities=["Heat", "Michael Mann", "Collateral"], relations=["r", "r"], triples=[t1, t2])
+    support = answer_support(kg, "films by the director of Heat", ["Collateral", "Michael Mann"], [path])
+    assert support == {"Collateral": [t1, t2], "Michael Mann": [t1]}
+
+
+def test_facts_join_into_a_chain_from_the_entity_the_question_names():
+    kg = _kg()
+    facts = triples_as_evidence(kg, np.array([_tid(kg, "The Insider", "Al Pacino"), _tid(kg, "Heat", "Al Pacino")]))
+    support = answer_support(kg, "which films share actors with heat", ["The Insider"], facts)
+    assert support == {"The Insider": [_tid(kg, "Heat", "Al Pacino"), _tid(kg, "The Insider", "Al Pacino")]}
+    # the same facts with no entity of the question among them support nothing
+    assert answer_support(kg, "which films share actors?", ["The Insider"], facts) == {}
+    # ... unless the method linked one (a given or linked topic)
+    assert "The Insider" in answer_support(kg, "which films share actors?", ["The Insider"], facts, ["Heat"])
+
+
+def test_unsupported_answers_come_last_and_forged_or_foreign_triples_support_nothing():
+    kg = _kg()
+    fact = triples_as_evidence(kg, np.array([_tid(kg, "Heat", "Michael Mann")]))
+    # the model's own knowledge, the question's words echoed back, an entity not in the evidence
+    answers = ["Ridley Scott", "Warp Drive Service", "Michael Mann"]
+    support = answer_support(kg, "who directed Heat", answers, fact)
+    assert set(support) == {"Michael Mann"}
+    assert supported_first(answers, support) == ["Michael Mann", "Ridley Scott", "Warp Drive Service"]
+    # a triple id that exists but does not join the entities the evidence names is not evidence of them
+    forged = Evidence(text="Heat directed_by Ridley Scott", entities=["Heat", "Ridley Scott"], triples=[0])
+    assert (
+        checked_triples(kg, forged) == [] and answer_support(kg, "who directed Heat", ["Ridley Scott"], [forged]) == {}
+    )
+    assert checked_triples(kg, Evidence(text="x", entities=["Heat", "Michael Mann"], triples=[10**6])) == []
+
+
+def test_result_rows_support_their_values_without_triples():
+    kg = _kg()
+    row = Evidence(text="count: 2", entities=["2"], source="cypher")
+    assert answer_support(kg, "how many films did Michael Mann direct", ["2", "3"], [row]) == {"2": []}
