@@ -239,6 +239,15 @@ def _jsonl(path, head='"a"', relation='"r"', tail='"b"'):
     [
         ("rel.csv", 'head,relation,tail\nx,r,y\na,"r\nq",b\n', ":3: a quoted field spans lines 3-4"),
         ("head.csv", 'head,relation,tail\nx,r,y\n"a\r\nb",r,c\n', ":3: a quoted field spans lines 3-4"),
+        (
+            "open.csv",
+            'head,relation,tail\nx,"r,y\na,r,b\nc,r,d\n',
+            ":2: malformed CSV: a quote opens here and is never",
+        ),
+        ("semi.csv", "head;relation;tail\nx;r;y\n", ":1: no header and 1 columns; the fields look separated by semi"),
+        ("pipe.csv", "x|r|y\n", ":1: no header and 1 columns; the fields look separated by '|': pass --format spo"),
+        # one recognised column name, and the row's values are not data in the rows after it: a header
+        ("node.csv", "node_a,edge,node_b\nx,r,y\nz,r,y\n", ":1: no head column found among node_a, edge, node_b"),
         ("rel.nt", "<http://x/a> <http://x/r%0Aq> <http://x/b> .\n", ":1: relation contains a line break"),
         ("sub.nt", "<http://x/a%0Db> <http://x/r> <http://x/b> .\n", ":1: head contains a line break"),
         ("lit.nt", '<http://x/a> <http://x/r> "a\\nb" .\n', ":1: tail contains a line break"),
@@ -357,3 +366,11 @@ def test_jsonl_aliases_keep_numbers_as_written(tmp_path):
     path.write_text('{"head": "a", "relation": "r", "tail": "b", "aliases": {"a": ["Alpha", 1.50]}}\n')
     kg = load_file(path)
     assert kg.aliases == {kg.entity_id("a"): ["Alpha", "1.50"]}
+
+
+def test_a_row_naming_one_column_is_data_when_the_rows_after_it_use_its_values(tmp_path):
+    """``heat,type,film`` names one recognised column (``type``) but ``type`` is a relation below: a triple."""
+    path = tmp_path / "typed.csv"
+    path.write_text("heat,type,film\nalien,type,film\n")
+    kg = load_file(path)
+    assert kg.num_triples == 2 and kg.relations == ["type"]

@@ -7,7 +7,8 @@ line-by-line one that is slower but names the bad line; both assign the same ids
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator, Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,22 @@ def read_spo(path: Path, builder: TripleBuilder, separator: str = "|") -> None:
         add(parts[0], parts[1], parts[2], counter[0])
 
 
+_SEPARATOR_HINTS = (
+    (";", "the fields look separated by semicolons, which kgrag does not read: use commas (csv), tabs (tsv) or '|'"),
+    ("|", "the fields look separated by '|': pass --format spo"),
+    ("\t", "the fields look separated by tabs: pass --format tsv"),
+    (",", "the fields look separated by commas: pass --format csv"),
+)
+
+
+def _column_hint(first_row: Sequence[str] | None) -> str:
+    """What to do about a first line that does not split into three columns: name another separator when the
+    line splits into three by it (a ``;``-separated file read as CSV is one column, not a missing header)."""
+    line = "".join(first_row or ())
+    hints = [hint for sep, hint in _SEPARATOR_HINTS if len(line.split(sep)) == 3]
+    return hints[0] if hints else "name the columns with --head/--relation/--tail"
+
+
 def _resolve_columns(
     header: Sequence[str] | None,
     n_fields: int,
@@ -43,15 +60,15 @@ def _resolve_columns(
     relation: str | int | None,
     tail: str | int | None,
     builder: TripleBuilder,
+    header_line: Sequence[str] | None = None,
 ) -> tuple[int, int, int]:
-    """Map the head/relation/tail column choices to field indices (line 1 is the header for errors)."""
+    """Map the head/relation/tail column choices to field indices (line 1 is the header for errors);
+    ``header_line`` is the first row as read, for the hint when it is not three columns."""
     wanted = (head, relation, tail)
     if header is None:
         if all(w is None for w in wanted):
             if n_fields != 3:
-                raise builder.fail(
-                    1, f"no header and {n_fields} columns; name the columns with --head/--relation/--tail"
-                )
+                raise builder.fail(1, f"no header and {n_fields} columns; {_column_hint(header_line)}")
             return 0, 1, 2
         if not all(isinstance(w, int) for w in wanted):
             raise builder.fail(1, "the file has no header row, so --head/--relation/--tail must be column numbers")
@@ -81,10 +98,33 @@ def _resolve_columns(
     return indices[0], indices[1], indices[2]
 
 
-def _looks_like_header(row: Sequence[str]) -> bool:
+def _header_hits(row: Sequence[str]) -> int:
+    """How many of head / relation / tail the row names with a recognised column name."""
     lowered = {c.strip().lower() for c in row}
-    hits = sum(bool(lowered & set(names)) for names in (_HEAD_NAMES, _REL_NAMES, _TAIL_NAMES))
-    return hits >= 2
+    return sum(bool(lowered & set(names)) for names in (_HEAD_NAMES, _REL_NAMES, _TAIL_NAMES))
+
+
+def _looks_like_header(row: Sequence[str]) -> bool:
+    return _header_hits(row) >= 2
+
+
+LOOKAHEAD_ROWS = 1000
+
+
+def _header_by_lookahead(first: Sequence[str], later: Sequence[Sequence[str]]) -> bool:
+    """Whether ``first`` is a header row, judged with the rows after it where its names alone cannot tell.
+
+    Two recognised column names make a header. One (``node_a,edge,node_b``) could as well be a triple whose
+    relation is called ``edge`` or ``type``: it is a header when, in the rows after it, its middle value is never
+    a relation and its other values are never entities — a header's names are not data.
+    """
+    if _looks_like_header(first):
+        return True
+    if _header_hits(first) != 1 or len(first) != 3:
+        return False
+    relations = {row[1] for row in later if len(row) == 3}
+    entities = {v for row in later if len(row) == 3 for v in (row[0], row[2])}
+    return first[1] not in relations and first[0] not in entities and first[2] not in entities
 
 
 def read_delimited(
@@ -101,29 +141,36 @@ def read_delimited(
     lines = decoded_lines(path, counter)
     quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
     reader: Iterator[list[str]] = csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True)
+    done = [0]  # the line the last whole row ended on: a row that fails started on the next one
     if quoting != csv.QUOTE_NONE:  # only a quoted field can span lines
-        reader = _rows_on_one_line(reader, builder)
+        reader = _rows_on_one_line(reader, builder, done)
+    numbered = ((row, counter[0]) for row in reader)  # each row with the line it ends on, for errors
     try:
-        first = next(reader, None)
+        first, first_line = next(numbered, (None, 0))
         while first is not None and not any(f.strip() for f in first):
-            first = next(reader, None)
+            first, first_line = next(numbered, (None, 0))
         if first is None:
             raise builder.fail(None, "the file is empty")
+        later = list(itertools.islice(numbered, LOOKAHEAD_ROWS))
         if header is None:
-            header = _looks_like_header(first) or any(isinstance(c, str) for c in (head, relation, tail))
+            header = _header_by_lookahead(first, [row for row, _ in later])
+            header = header or any(isinstance(c, str) for c in (head, relation, tail))
         header_row = first if header else None
-        hi, ri, ti = _resolve_columns(header_row, len(first), head, relation, tail, builder)
+        hi, ri, ti = _resolve_columns(header_row, len(first), head, relation, tail, builder, first)
         width = len(first)
         add = builder.add
-        rows: Iterable[list[str]] = reader if header else _chain_first(first, reader)
-        for row in rows:
+        rows = itertools.chain([] if header else [(first, first_line)], later, numbered)
+        for row, line in rows:
             if len(row) != width:
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
-                raise builder.fail(counter[0], f"expected {width} fields, found {len(row)}")
-            add(row[hi], row[ri], row[ti], counter[0])
+                raise builder.fail(line, f"expected {width} fields, found {len(row)}")
+            add(row[hi], row[ri], row[ti], line)
     except csv.Error as exc:
-        raise builder.fail(counter[0], f"malformed {'CSV' if delimiter == ',' else 'TSV'} ({exc})") from None
+        kind = "CSV" if delimiter == "," else "TSV"
+        if "end of data" in str(exc):  # csv read on to the end looking for the quote that closes a field
+            raise builder.fail(done[0] + 1, f"malformed {kind}: a quote opens here and is never closed") from None
+        raise builder.fail(counter[0], f"malformed {kind} ({exc})") from None
 
 
 def read_vectorised(
@@ -144,9 +191,11 @@ def read_vectorised(
         if fixed_width and len(first_row) != fixed_width:
             raise Irregular("wrong number of fields")
         is_header = header
+        if is_header is None and _header_hits(first_row) == 1:
+            raise Irregular("a header row only the rows after it can tell")  # the line reader looks ahead
         if is_header is None:
             is_header = _looks_like_header(first_row) or any(isinstance(c, str) for c in columns)
-        picks = _resolve_columns(first_row if is_header else None, len(first_row), *columns, builder)
+        picks = _resolve_columns(first_row if is_header else None, len(first_row), *columns, builder, first_row)
         return bool(is_header), picks
 
     try:
@@ -162,23 +211,19 @@ def read_vectorised(
     return KnowledgeGraph(entities, relations, heads, rels, tails)
 
 
-def _rows_on_one_line(reader: Any, builder: TripleBuilder) -> Iterator[list[str]]:
-    """Rows of ``reader``, refusing a quoted field that spans lines.
+def _rows_on_one_line(reader: Any, builder: TripleBuilder, done: list[int]) -> Iterator[list[str]]:
+    """Rows of ``reader``, refusing a quoted field that spans lines; ``done[0]`` is kept at the line the last
+    row ended on.
 
     The lines fed to csv have their line breaks stripped, so csv would silently join ``"r<newline>q"`` into
     ``rq``; names are stored one per line, so a line break cannot be kept either: it is an error.
     """
-    before = 0
     for row in reader:
+        before = done[0]
         if reader.line_num - before > 1:
             raise builder.fail(
                 before + 1,
                 f"a quoted field spans lines {before + 1}-{reader.line_num}; names cannot contain line breaks",
             )
-        before = reader.line_num
+        done[0] = reader.line_num
         yield row
-
-
-def _chain_first(first: list[str], rest: Iterable[list[str]]) -> Iterator[list[str]]:
-    yield first
-    yield from rest
