@@ -86,6 +86,11 @@ class Answer(BaseModel):
         "support and are listed after the supported ones",
     )
     grounded: bool = Field(default=False, description="there are answers and every one has support")
+    abstained: str | None = Field(
+        default=None,
+        description="why there is no answer when the method gave none on purpose: the model only repeated the "
+        "question's words, or no entity of the question is in the KG and nothing supports an answer",
+    )
     trace: list[Step] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     error: str | None = Field(

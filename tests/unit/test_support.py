@@ -66,3 +66,32 @@ def test_result_rows_support_their_values_without_triples():
     kg = _kg()
     row = Evidence(text="count: 2", entities=["2"], source="cypher")
     assert answer_support(kg, "how many films did Michael Mann direct", ["2", "3"], [row]) == {"2": []}
+
+
+def test_no_made_up_answer_for_an_entity_the_kg_does_not_have(tmp_path):
+    """The question's own words echoed back are never an answer, and a question none of whose entities is in
+    the KG gets no answer at all, with the reason, from every method that reads the KG."""
+    from kgrag.methods import get as get_method
+    from kgrag.models.embeddings import load_embedder
+    from kgrag.models.llm.scripted import ScriptedLLM
+
+    kg = _kg()
+    question = "Which team owns the warp-drive-service?"
+    for name in ("frag", "kaping"):
+        llm = ScriptedLLM({"default": "<answers>Warp Drive Service</answers>"})
+        answer = get_method(name)(kg, llm=llm, embedder=load_embedder("static")).answer(question)
+        assert answer.answers == [] and not answer.grounded, name
+        assert answer.abstained and "question's words" in answer.abstained, name
+        # not an echo, but nothing in the KG to support it: no answer either
+        llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
+        answer = get_method(name)(kg, llm=llm, embedder=load_embedder("static")).answer(question)
+        assert answer.answers == [] and "no entity of the question" in (answer.abstained or ""), name
+    # the no-KG baseline answers from what the model knows: kept, unsupported
+    llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
+    answer = get_method("llm")(kg, llm=llm).answer(question)
+    assert answer.answers == ["Starfleet"] and not answer.grounded and answer.abstained is None
+    # a KG entity the question names stays an answer ("which of A and B ...")
+    llm = ScriptedLLM({"default": "<answers>Heat</answers>"})
+    kaping = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static"))
+    answer = kaping.answer("which is older, Heat or Alien?")
+    assert answer.answers == ["Heat"]

@@ -58,10 +58,8 @@ def ask(
         print_json(result.model_dump(mode="json"))
         return
     console.print(f"[bold]Q:[/bold] {question}", highlight=False)
-    console.print(
-        "[bold]A:[/bold] " + (" | ".join(result.answers) if result.answers else "(no answer)"),
-        highlight=False,
-    )
+    none = f"(no answer: {result.abstained})" if result.abstained else "(no answer)"
+    console.print("[bold]A:[/bold] " + (" | ".join(result.answers) or none), highlight=False)
     for answer in result.answers:
         chain = result.support.get(answer)
         if chain is None:

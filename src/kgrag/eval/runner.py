@@ -127,6 +127,7 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
             error=answer.error,
         )
         row["grounded"] = answer.grounded
+        row["abstained"] = answer.abstained
         if "gold_rows" in ex.meta:
             row["execution_accuracy"] = execution_match(answer, ex)
         row["steps"] = compact_trace(answer.trace)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.support import answer_support, supported_first
+from kgrag.methods.support import answer_support, echoes, supported_first
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
@@ -84,6 +84,7 @@ class Method(ABC):
 
     name: ClassVar[str] = "method"
     needs_llm: ClassVar[bool] = True
+    reads_kg: ClassVar[bool] = True  # False for the no-KG baseline, whose answers have no support by design
     Config: ClassVar[type[MethodConfig]] = MethodConfig
 
     def __init__(self, kg: KnowledgeGraph, llm: LLM | None = None, embedder: Any = None, **config: Any) -> None:
@@ -111,6 +112,13 @@ class Method(ABC):
         with track_usage() as calls:
             answers, evidence = self._answer(question, list(topic_entities or []), trace)
         support = answer_support(self.kg, question, answers, evidence, [*(topic_entities or []), *_linked(trace)])
+        abstained = None
+        made_up = echoes(self.kg, question, answers, support)
+        if made_up:
+            answers = [a for a in answers if a not in made_up]
+            abstained = None if answers else f"the model only repeated the question's words ({'; '.join(made_up)})"
+        if answers and not support and self.reads_kg and not topic_entities and _found_no_entity(trace):
+            answers, abstained = [], "no entity of the question was found in the KG, and nothing supports an answer"
         return Answer(
             question=question,
             method=self.name,
@@ -118,6 +126,7 @@ class Method(ABC):
             evidence=evidence,
             support=support,
             grounded=bool(answers) and len(support) == len(answers),
+            abstained=abstained,
             trace=trace.steps,
             usage=Usage.from_calls(calls, time.perf_counter() - start),
         )
@@ -165,6 +174,13 @@ class Method(ABC):
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         """Return (answers, evidence); record steps on ``trace``."""
+
+
+def _found_no_entity(trace: Trace) -> bool:
+    """The method looked for the question's entities in the KG (a ``link`` step of :meth:`Method._link_topics`,
+    which records the ``entities`` it found) and found none."""
+    steps = [step for step in trace.steps if step.name == "link" and isinstance(step.outputs.get("entities"), list)]
+    return bool(steps) and not _linked(trace)
 
 
 def _linked(trace: Trace) -> list[str]:

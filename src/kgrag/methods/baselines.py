@@ -30,6 +30,7 @@ class LLMOnly(Method):
 
     name = "llm"
     Config = LLMOnlyConfig
+    reads_kg = False
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         with trace.step("answer", question=question) as step:

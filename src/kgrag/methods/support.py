@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_triples
-from kgrag.linking.normalize import normalize
+from kgrag.linking.normalize import normalize, tokens
 from kgrag.types import Evidence
 
 
@@ -104,3 +104,11 @@ def support_text(kg: KnowledgeGraph, chain: Sequence[int]) -> str:
 def supported_first(answers: Sequence[str], support: dict[str, list[int]]) -> list[str]:
     """``answers`` with the supported ones first (each group in the method's order)."""
     return [a for a in answers if a in support] + [a for a in answers if a not in support]
+
+
+def echoes(kg: KnowledgeGraph, question: str, answers: Sequence[str], support: dict[str, list[int]]) -> list[str]:
+    """Answers that only repeat the question's words: no support, not an entity of the KG, every word of them in
+    the question ("Which team owns the warp-drive-service?" → "Warp Drive Service"). A model with nothing to go
+    on writes these; they are never an answer. (An entity the question names stays: "which of A and B …".)"""
+    words = set(tokens(question))
+    return [a for a in answers if a not in support and kg.find_entity(a) is None and set(tokens(a)) <= words]
