@@ -199,6 +199,20 @@ def test_frag_answer_call_chooses_among_the_entities_of_the_tree(kg):
     assert llm.grammars[-1] is None  # auto: the scripted model enforces no grammar
 
 
+def test_the_answer_call_may_read_fewer_paths_than_retrieval_returns(kg):
+    """``answer_paths`` / ``answer_triples``: zero-shot, the answer call reads the paths chosen the same way within
+    smaller budgets, and its evidence is what it read; retrieval alone is unchanged."""
+    llm = ScriptedLLM({"rules": [{"prompt": "frag_answer", "response": "<answers>Michael Mann"}]})
+    common = {"llm": llm, "embedder": load_embedder("static"), "grounding": "none"}
+    question = "which directors made films with actors of Heat"
+    full = get_method("frag")(kg, **common)
+    small = get_method("frag")(kg, answer_paths=2, answer_triples=3, **common)
+    assert [e.text for e in small.retrieve(question, ["Heat"])] == [e.text for e in full.retrieve(question, ["Heat"])]
+    read = small.answer(question, ["Heat"]).evidence
+    assert 0 < len(read) <= 2 and len({t for ev in read for t in ev.triples}) <= 3
+    assert len(read) < len(full.answer(question, ["Heat"]).evidence)
+
+
 def test_shipped_models_are_used_only_on_the_kg_they_were_trained_on(kg, tmp_path):
     """The shipped router/pattern scorer carry the MetaQA demo KG's checksum: on another KG frag runs
     zero-shot (and says so in the trace); naming them explicitly still works; an adapted model in the KG's

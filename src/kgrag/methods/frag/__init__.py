@@ -83,6 +83,10 @@ class FragConfig(MethodConfig):
     # (WebQSP proxy dev, 200 q: answer recall 0.75 with 32 paths, 0.80 with 60)
     zero_shot_paths: Annotated[int, ClientRange(1, 100)] = 60
     zero_shot_triples: Annotated[int, ClientRange(1, 300)] = 60
+    # ... of which the answer call reads the paths chosen the same way within these smaller budgets (None: all
+    # that were retrieved); the answer's evidence is what it read
+    answer_paths: Annotated[int, ClientRange(1, 100)] | None = None
+    answer_triples: Annotated[int, ClientRange(1, 300)] | None = None
     # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
     # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
     # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
@@ -265,7 +269,7 @@ class Frag(Method):
         return per_edge.sum(axis=1) / lengths - self.config.hop_cost * lengths
 
     def _choose(
-        self, topics: list[int], reach: PatternReach, scores: np.ndarray, routed: bool = True
+        self, topics: list[int], reach: PatternReach, scores: np.ndarray, routed: bool = True, room: int | None = None
     ) -> list[tuple[int, np.ndarray]]:
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
         each pattern taking at most ``zero_shot_pattern_share`` of what is left); PPR breaks ties inside a pattern."""
@@ -274,7 +278,7 @@ class Frag(Method):
         # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
         taken = unnamed_entities(self.kg).copy()
         taken[topics] = True
-        room = cfg.top_paths if routed else cfg.zero_shot_paths
+        room = room or (cfg.top_paths if routed else cfg.zero_shot_paths)
         share = 1.0 if routed else cfg.zero_shot_pattern_share
         ppr = None
         for k in np.argsort(-scores, kind="stable"):
@@ -314,8 +318,12 @@ class Frag(Method):
         relations: np.ndarray | None,
         trace: Trace,
         routed: bool,
+        for_answer: bool = False,
     ) -> tuple[Paths, np.ndarray]:
         cfg = self.config
+        # zero-shot, the answer call may read fewer paths than retrieval returns (answer_paths / answer_triples)
+        room = cfg.answer_paths if for_answer and not routed else None
+        triples = (cfg.answer_triples if for_answer else None) or cfg.zero_shot_triples
         with trace.step("paths", hops=hops) as step:
             reach = reachable_patterns(
                 self.kg,
@@ -330,7 +338,7 @@ class Frag(Method):
             if not len(reach):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
-            chosen = self._choose(topics, reach, scores, routed)
+            chosen = self._choose(topics, reach, scores, routed, room)
             parts, part_scores = [], []
             for k, ends in chosen:
                 paths = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
@@ -345,7 +353,7 @@ class Frag(Method):
                 for k, e in chosen
             ]
             paths = Paths.concat(parts)
-            keep = np.arange(len(paths)) if routed else within_triple_budget(paths, cfg.zero_shot_triples)
+            keep = np.arange(len(paths)) if routed else within_triple_budget(paths, triples)
             step.outputs["paths"] = len(keep)
             return subset(paths, keep), (np.concatenate(part_scores)[keep] if part_scores else np.empty(0))
 
@@ -372,8 +380,11 @@ class Frag(Method):
                 self.kg, question, paths, embedder=self.text_embedder, top_k=cfg.top_paths, exclude_endpoints=topics
             )
 
-    def _retrieve(self, question: str, topic_entities: Sequence[str], trace: Trace) -> tuple[list[Evidence], int]:
-        """Ranked paths as evidence, and the hop count the router chose (0: no router, the length is open)."""
+    def _retrieve(
+        self, question: str, topic_entities: Sequence[str], trace: Trace, for_answer: bool = False
+    ) -> tuple[list[Evidence], int]:
+        """Ranked paths as evidence (``for_answer``: within the answer call's budgets), and the hop count the
+        router chose (0: no router, the length is open)."""
         cfg = self.config
         topics = self._link_topics(question, topic_entities, trace)
         if not topics:
@@ -394,7 +405,9 @@ class Frag(Method):
         if not simple and cfg.complex_paths == "shortest":
             paths, scores = self._shortest_paths(question, topics, relations, trace)
         else:
-            paths, scores = self._pattern_paths(question, masked, sims, topics, hops, relations, trace, routed)
+            paths, scores = self._pattern_paths(
+                question, masked, sims, topics, hops, relations, trace, routed, for_answer
+            )
         return paths_as_evidence(self.kg, paths, scores, source="frag"), (hops if routed else 0)
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
@@ -404,7 +417,7 @@ class Frag(Method):
         return use_grammar(self.config.choose_answers, self.llm)
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        evidence, hops = self._retrieve(question, topic_entities, trace)
+        evidence, hops = self._retrieve(question, topic_entities, trace, for_answer=True)
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
