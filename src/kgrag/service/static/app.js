@@ -174,12 +174,19 @@ function renderUsage(panel, usage) {
     `tokens · ${usage.seconds.toFixed(2)} s total` + (calls.length ? ` · ${calls.join("; ")}` : "");
 }
 
-function renderAnswers(panel, answers, note) {
+// support: {answer: [triple ids]} of a method's answer (absent for retrieval); an answer missing from it has no
+// support in the evidence and is shown greyed, after the supported ones (the server already orders them so)
+function renderAnswers(panel, answers, note, support) {
   const box = $(".answers", panel);
   box.replaceChildren();
   if (note) box.append(el("span", { class: "muted", text: note }));
   else if (!answers.length) box.append(el("span", { class: "muted", text: "(no answer)" }));
-  for (const a of answers) box.append(el("span", { class: "answer", text: a }));
+  for (const a of answers) {
+    const supported = !support || Object.prototype.hasOwnProperty.call(support, a);
+    const chip = el("span", { class: supported ? "answer" : "answer unsupported", text: a });
+    chip.title = supported ? "supported by the evidence" : "no support in the evidence";
+    box.append(chip);
+  }
 }
 
 function renderEvidence(panel, evidence) {
@@ -325,7 +332,7 @@ async function runPanel(panel, request, retrieveOnly) {
       return;
     }
     const answer = await streamAsk(panel, request);
-    renderAnswers(panel, answer.answers);
+    renderAnswers(panel, answer.answers, answer.abstained ? `(no answer: ${answer.abstained})` : "", answer.support);
     if (answer.error) showPanelError(panel, answer.error);
     renderEvidence(panel, answer.evidence);
     drawGraph(panel, answer.evidence, answer.answers, topicsFromTrace(answer.trace, request.topic_entities));
