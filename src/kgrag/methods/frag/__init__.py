@@ -87,6 +87,9 @@ class FragConfig(MethodConfig):
     # that were retrieved); the answer's evidence is what it read
     answer_paths: Annotated[int, ClientRange(1, 100)] | None = None
     answer_triples: Annotated[int, ClientRange(1, 300)] | None = None
+    # zero-shot, "best" shows the answer call no path longer than the best-ranked one: a 1-hop question's answer
+    # is otherwise the middle of longer paths whose ends a small model takes instead ("what does X act in")
+    answer_lengths: Literal["all", "best"] = "all"
     # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
     # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
     # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
@@ -418,6 +421,9 @@ class Frag(Method):
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         evidence, hops = self._retrieve(question, topic_entities, trace, for_answer=True)
+        if self.config.answer_lengths == "best" and not hops and evidence:
+            longest = len(evidence[0].relations)
+            evidence = [ev for ev in evidence if len(ev.relations) <= longest]
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
