@@ -8,18 +8,11 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.support import answer_support, checked_triples, supported_first
 from kgrag.retrieval.triples import triples_as_evidence
 from kgrag.types import Evidence
-
-TRIPLES = [
-    ("Heat", "directed_by", "Michael Mann"),
-    ("Collateral", "directed_by", "Michael Mann"),
-    ("Heat", "starred_actors", "Al Pacino"),
-    ("The Insider", "starred_actors", "Al Pacino"),
-    ("Alien", "directed_by", "Ridley Scott"),
-]
+from tests.conftest import MOVIES
 
 
 def _kg() -> KnowledgeGraph:
-    return KnowledgeGraph.from_triples(TRIPLES)
+    return KnowledgeGraph.from_triples(MOVIES)
 
 
 def _tid(kg: KnowledgeGraph, head: str, tail: str) -> int:
@@ -29,10 +22,10 @@ def _tid(kg: KnowledgeGraph, head: str, tail: str) -> int:
 
 def test_a_path_supports_each_entity_on_it_with_its_prefix():
     kg = _kg()
-    t1, t2 = _tid(kg, "Heat", "Michael Mann"), _tid(kg, "Collateral", "Michael Mann")
-    path = Evidence(text="…", entities=["Heat", "Michael Mann", "Collateral"], relations=["r", "r"], triples=[t1, t2])
-    support = answer_support(kg, "films by the director of Heat", ["Collateral", "Michael Mann"], [path])
-    assert support == {"Collateral": [t1, t2], "Michael Mann": [t1]}
+    t1, t2 = _tid(kg, "Heat", "Michael Mann"), _tid(kg, "The Insider", "Michael Mann")
+    path = Evidence(text="…", entities=["Heat", "Michael Mann", "The Insider"], relations=["r", "r"], triples=[t1, t2])
+    support = answer_support(kg, "films by the director of Heat", ["The Insider", "Michael Mann"], [path])
+    assert support == {"The Insider": [t1, t2], "Michael Mann": [t1]}
 
 
 def test_facts_join_into_a_chain_from_the_entity_the_question_names():
