@@ -124,7 +124,8 @@ class FragConfig(MethodConfig):
     # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
     # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
     # where trained models rank them (MetaQA as shipped) until the tree is measured on its 100-per-hop sets
-    # (first 30 per hop: 1.00 / 0.93 / 0.97 either way, median prompt 236 / 356 / 715 vs 176 / 545 / 1,232)
+    # (first 30 per hop: 1.00 / 0.93 / 0.97 either way, median prompt 236 / 356 / 715 vs 176 / 545 / 1,232;
+    # first 50 per hop with the tree and chosen answers: 1.00 / 0.94 / 0.96, 2.9 / 5.5 / 14.6 s median)
     evidence_format: Literal["auto", "tree", "lines"] = "auto"
     # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
     # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
