@@ -70,6 +70,13 @@ def test_find_mentions_without_brackets(linker):
     assert (spans[0].start, spans[0].end) == (17, 29)
 
 
+def test_part_of_a_hyphenated_word_is_not_a_mention(linker):
+    """"heat" in "heat-proof-service" is not the film; a name spelled with the hyphen is found whole."""
+    assert [s.text for s in linker.find_mentions("which team owns the heat-proof-service?")] == []
+    assert [s.text for s in linker.find_mentions("who directed the heat-proof Heat")] == ["Heat"]
+    assert [s.text for s in linker.find_mentions("who starred in Dog-Nail-Clipper")] == ["Dog-Nail-Clipper"]
+
+
 def test_typos_fall_back_to_fuzzy(linker):
     assert linker.link("Micheal Man")[0].name == "Michael Mann"
     spans = linker.find_mentions("what movies did Temura Morison act in")

@@ -11,7 +11,7 @@ from functools import cached_property
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.base import Candidate, LinkResult, Span
 from kgrag.linking.names import STOPWORDS, NameIndex
-from kgrag.linking.normalize import tokens_with_spans
+from kgrag.linking.normalize import inside_compound, tokens_with_spans
 from kgrag.models.embeddings import Embedder
 
 FUZZY_WEIGHT = 0.95
@@ -76,6 +76,8 @@ class HybridLinker:
             for j in range(i + 1, min(len(toks), i + longest) + 1):
                 words = [t for t, _, _ in toks[i:j]]
                 if all(w in STOPWORDS for w in words) or sum(len(w) for w in words) < 4:
+                    continue
+                if inside_compound(question, toks[i][1], toks[j - 1][2]):
                     continue
                 cands = self.fuzzy.link(
                     question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False

@@ -12,7 +12,7 @@ import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.base import Candidate, Span
-from kgrag.linking.normalize import normalize, tokens_with_spans
+from kgrag.linking.normalize import inside_compound, normalize, tokens_with_spans
 
 # Words that are names of some entity in most KGs (films called "It", tags like "the") but are rarely meant
 # as one; a match made only of these needs capitalisation (not at the start of the question) to count.
@@ -92,10 +92,10 @@ class NameIndex:
         taken = np.zeros(len(words), dtype=bool)
         spans = []
         for score, i, j, key in found:
-            if taken[i:j].any():
+            start, end = toks[i][1], toks[j - 1][2]
+            if taken[i:j].any() or inside_compound(question, start, end):
                 continue
             taken[i:j] = True
-            start, end = toks[i][1], toks[j - 1][2]
             ids = self.by_key[key][:k]
             end = self._extend_over_punctuation(question, start, end, ids)
             text = question[start:end]

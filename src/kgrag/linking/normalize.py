@@ -40,6 +40,14 @@ def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     return [(fold(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
+def inside_compound(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is a strict part of a hyphenated word ("drive" in "warp-drive-service"): a name
+    found there is a different thing from the word it is part of, so it is not a mention."""
+    before = start >= 2 and text[start - 1] == "-" and text[start - 2].isalnum()
+    after = end + 1 < len(text) and text[end] == "-" and text[end + 1].isalnum()
+    return before or after
+
+
 def normalize_answer(text: str) -> str:
     """Lowercase, ``_`` → space, collapse whitespace, strip punctuation at both ends.
 
