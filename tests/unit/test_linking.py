@@ -71,7 +71,7 @@ def test_find_mentions_without_brackets(linker):
 
 
 def test_part_of_a_hyphenated_word_is_not_a_mention(linker):
-    """"heat" in "heat-proof-service" is not the film; a name spelled with the hyphen is found whole."""
+    """ "heat" in "heat-proof-service" is not the film; a name spelled with the hyphen is found whole."""
     assert [s.text for s in linker.find_mentions("which team owns the heat-proof-service?")] == []
     assert [s.text for s in linker.find_mentions("who directed the heat-proof Heat")] == ["Heat"]
     assert [s.text for s in linker.find_mentions("who starred in Dog-Nail-Clipper")] == ["Dog-Nail-Clipper"]
