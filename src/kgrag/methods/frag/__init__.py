@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Annotated, Literal
 
 import numpy as np
 
@@ -32,9 +31,7 @@ from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.base import (
-    GrammarSetting,
     Method,
-    MethodConfig,
     Trace,
     ask_for_answers,
     evidence_entities,
@@ -42,94 +39,16 @@ from kgrag.methods.base import (
     use_grammar,
 )
 from kgrag.methods.frag.alignment import AlignmentCosts, SpanSimilarities, aligned_pattern_scores
+from kgrag.methods.frag.config import FragConfig
 from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
-from kgrag.methods.settings import ClientRange, ModelSetting, PathSetting
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts.gbnf import choice_grammar
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
-
-
-class FragConfig(MethodConfig):
-    # "auto": the models `kgrag adapt` trained for this KG, else the shipped ones when this KG is the one they
-    # were trained on (the MetaQA demo KB), else none; "builtin": the shipped ones on any KG; a .npz path; "none"
-    router: PathSetting = "auto"
-    patterns: PathSetting = "auto"
-    hops: Annotated[int | None, ClientRange(1, 4)] = None  # fix the hop count instead of asking the router
-    # path length searched when there is no router: the alignment score (``zero_shot_scoring``) picks the
-    # length, so the search can reach 3-hop answers without drowning 1-hop questions in longer patterns
-    zero_shot_hops: Annotated[int, ClientRange(1, 4)] = 3
-    delta: Annotated[int, ClientRange(0, 4)] = 2  # simple if hops <= delta
-    complex_paths: Literal["patterns", "shortest"] = "patterns"  # "shortest": the paper's choice for complex ones
-    complex_subgraph_hops: Annotated[int, ClientRange(1, 4)] = 4  # k-hop ball with complex_paths="shortest"
-    damping: Annotated[float, ClientRange(0, 0.99)] = 0.8  # PPR needs < 1
-    ppr_max_iter: Annotated[int, ClientRange(1, 1000)] = 1000
-    ppr_tol: Annotated[float, ClientRange(1e-8, 1)] = 1e-4  # PPR only breaks ties between endpoints of one pattern
-    top_nodes: Annotated[int, ClientRange(1, 5000)] = 2000
-    top_relations: Annotated[int, ClientRange(1, 200)] = 64
-    # without a router the search goes 3 hops deep, whose subgraph holds many more relations on a big KG; only
-    # hops from ``zero_shot_pruned_from`` on are limited to them: the first two keep every relation, as a 2-hop
-    # search without pruning does, so pruning cannot drop the relation of a short answer (UN -> headquarters ->
-    # city). WebQSP proxy dev, all 784 q: pruning every hop 0.791 keeping 128; pruning the third only 0.798
-    # keeping 64 or 128 (64 is faster), 0.798 keeping 256
-    zero_shot_relations: Annotated[int, ClientRange(1, 400)] = 64
-    zero_shot_pruned_from: Annotated[int, ClientRange(1, 4)] = 3
-    top_paths: Annotated[int, ClientRange(1, 100)] = 32
-    # without a router the right length is open and the ranking less sure: spread wider, within a triple budget
-    # (WebQSP proxy dev, 200 q: answer recall 0.75 with 32 paths, 0.80 with 60)
-    zero_shot_paths: Annotated[int, ClientRange(1, 100)] = 60
-    zero_shot_triples: Annotated[int, ClientRange(1, 300)] = 60
-    # ... of which the answer call reads the paths chosen the same way within these smaller budgets (None: all
-    # that were retrieved); the answer's evidence is what it read. 30 / 30, first 100 WebQSP proxy dev q: Hit@1
-    # 0.69 vs 0.68, 5.9 vs 9.3 s median, 265 vs 455 prompt tokens read; renamed MetaQA first 30 per hop: 0.80 /
-    # 0.77 / 0.77 vs 0.87 / 0.80 / 0.77, so not the default. (Showing no path longer than the best-ranked one
-    # gave 0.93 / 0.47 / 0.53 there: the best-ranked pattern of a 2- or 3-hop question is often a short one.)
-    answer_paths: Annotated[int, ClientRange(1, 100)] | None = None
-    answer_triples: Annotated[int, ClientRange(1, 300)] | None = None
-    # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
-    # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
-    # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
-    zero_shot_pattern_share: Annotated[float, ClientRange(0.01, 1)] = 0.7
-    # entities with more edges are not walked through (topics always are); None: from the KG's degrees
-    hub_degree: Annotated[int | None, ClientRange(1, 100_000)] = None
-    classifier_weight: Annotated[float, ClientRange(0, 10)] = 1.0
-    embedding_weight: Annotated[float, ClientRange(0, 10)] = 0.3
-    length_bonus: Annotated[float, ClientRange(0, 10)] = 0.1  # patterns exactly as long as the predicted hop count
-    # relation/pattern similarity; "auto": static MiniLM next to trained models (what the shipped pattern scorer
-    # was measured with on MetaQA), MiniLM without them (zero-shot answer recall on renamed MetaQA and the
-    # WebQSP proxy: +0.04 / +0.04, see docs/DESIGN.md)
-    embedder: ModelSetting = "auto"
-    # zero-shot pattern score: "align" (each relation the pattern mentions aligned to its own span of the
-    # question, less a cost per mention: methods/frag/alignment.py) or "mean" (mean similarity of the pattern's
-    # relations to the whole question); both less a cost per hop, so a longer pattern must earn its hops
-    zero_shot_scoring: Literal["align", "mean"] = "align"
-    hop_cost: Annotated[float, ClientRange(0, 1)] = 0.02  # "mean"
-    # "align" (renamed MetaQA dev 300/hop and WebQSP proxy dev 784 q: a hop at 0.02 and a mention at 0.25 gave
-    # 0.992 / 0.963 / 0.902 and 0.783; 0.08 and 0.2 give 0.997 / 0.969 / 0.896 and 0.791)
-    align_hop_cost: Annotated[float, ClientRange(0, 1)] = 0.08
-    mention_cost: Annotated[float, ClientRange(0, 2)] = 0.2  # a relation must align better than this to pay
-    extra_mention_cost: Annotated[float, ClientRange(0, 2)] = 0.15  # more for each mention beyond the second
-    order_cost: Annotated[float, ClientRange(0, 2)] = 0.1  # per hop aligned nearer the topic than the one before
-    # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
-    # pattern), "paths" (middle nodes move to their paths' ends), "none" (as the model wrote them, KG names
-    # first); "auto": "pattern" when trained models rank the patterns, else "none" — a zero-shot ranking's best
-    # pattern is too often not the question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73
-    # with "none", the same model replies)
-    grounding: Literal["auto", "pattern", "paths", "none"] = "auto"
-    # how the answer call reads the paths: "tree" writes each shared prefix once (methods/frag/evidence_tree.py),
-    # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
-    # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
-    # where trained models rank them (MetaQA as shipped) until the tree is measured on its 100-per-hop sets
-    # (first 30 per hop: 1.00 / 0.93 / 0.97 either way, median prompt 236 / 356 / 715 vs 176 / 545 / 1,232;
-    # first 50 per hop with the tree and chosen answers: 1.00 / 0.94 / 0.96, 2.9 / 5.5 / 14.6 s median)
-    evidence_format: Literal["auto", "tree", "lines"] = "auto"
-    # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
-    # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
-    choose_answers: GrammarSetting = "auto"
 
 
 def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
