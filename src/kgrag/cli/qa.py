@@ -60,7 +60,9 @@ def ask(
     console.print(f"[bold]Q:[/bold] {question}", highlight=False)
     none = f"(no answer: {result.abstained})" if result.abstained else "(no answer)"
     console.print("[bold]A:[/bold] " + (" | ".join(result.answers) or none), highlight=False)
-    for answer in result.answers:
+    if result.answers and not result.evidence:
+        console.print("   [yellow]no KG evidence: the answers are the model's own[/yellow]", highlight=False)
+    for answer in result.answers if result.evidence else []:
         chain = result.support.get(answer)
         if chain is None:
             console.print(f"   {answer}: [yellow]no support in the evidence[/yellow]", highlight=False)
