@@ -179,8 +179,8 @@ class Method(ABC):
 def _found_no_entity(trace: Trace) -> bool:
     """The method looked for the question's entities in the KG (a ``link`` step of :meth:`Method._link_topics`,
     which records the ``entities`` it found) and found none."""
-    steps = [step for step in trace.steps if step.name == "link" and isinstance(step.outputs.get("entities"), list)]
-    return bool(steps) and not _linked(trace)
+    looked = any(step.name == "link" and isinstance(step.outputs.get("entities"), list) for step in trace.steps)
+    return looked and not _linked(trace)
 
 
 def _linked(trace: Trace) -> list[str]:

@@ -41,7 +41,8 @@ def question_entities(
     entity whose whole name the question says (a path's start is its topic; a fact retrieved for the
     question may hang off an entity the method linked without saying so)."""
     words = f" {normalize(question)} "
-    named = [n for ev in evidence for n in ev.entities if normalize(n) and f" {normalize(n)} " in words]
+    keys = {name: normalize(name) for ev in evidence for name in ev.entities}  # each name normalised once
+    named = [name for name, key in keys.items() if key and f" {key} " in words]
     ids = (kg.find_entity(name) for name in [*given, *named])
     return {e for e in ids if e is not None}
 
