@@ -4,7 +4,7 @@ On 2 CPU cores the model reads ~60 prompt tokens a second, so the prompt tokens 
 from a kept KV prefix) set the time per question. For each method this runs two variants over the same questions
 in one process, one after the other — ``before`` (settings that reproduce the old behaviour) and ``after`` (the
 defaults) — without the response cache (a cached reply costs nothing and would hide the difference), and writes
-per set and variant: Hit@1, the medians of evaluated prompt tokens, prompt tokens, completion tokens and seconds,
+per set and variant: Hit@1, the medians of evaluated prompt tokens, prompt tokens and seconds, mean completion tokens,
 and the after/before ratios.
 
     python benchmarks/llm_cost.py --methods frag --limit 100 --out /tmp/llm_cost
@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import parse_value
+from kgrag.eval.runner import summarise
 from kgrag.eval.suite import RunOptions, run_suite
 from kgrag.eval.suite_file import find_suite, load_suite
 from kgrag.models.llm import load_llm
@@ -37,7 +37,14 @@ BEFORE = {"frag": {"evidence_format": "lines", "choose_answers": "off"}}
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = ("metaqa", "webqsp")
-COST_KEYS = ("evaluated_prompt_tokens", "prompt_tokens", "completion_tokens", "seconds")
+REPORTED = (
+    "n",
+    "hit@1",
+    "evaluated_prompt_tokens_median",
+    "prompt_tokens_median",
+    "seconds_median",
+    "completion_tokens",
+)
 
 
 def parse_before(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -53,10 +60,9 @@ def parse_before(specs: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def medians(rows: list[dict[str, Any]]) -> dict[str, float]:
-    out = {"n": len(rows), "hit@1": round(statistics.fmean(r["hit@1"] for r in rows), 4) if rows else 0.0}
-    for key in COST_KEYS:
-        out[f"{key}_median"] = round(float(statistics.median(r.get(key, 0) for r in rows)), 3) if rows else 0.0
-    return out
+    """Hit@1 and the cost medians of ``rows``, as ``kgrag eval``'s summary has them (completion tokens: mean)."""
+    summary = summarise(rows)
+    return {key: summary.get(key, 0.0) for key in REPORTED}
 
 
 def by_set(result: Any) -> dict[str, list[dict[str, Any]]]:
