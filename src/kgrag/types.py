@@ -19,6 +19,9 @@ class LLMCall(BaseModel):
     completion_tokens: int = 0
     seconds: float = 0.0
     cached: bool = False
+    token_logprobs: list[tuple[str, float]] | None = Field(
+        default=None, exclude=True, description="the reply's tokens with their log-probabilities, where known"
+    )
 
 
 class Usage(BaseModel):
@@ -86,10 +89,19 @@ class Answer(BaseModel):
         "support and are listed after the supported ones",
     )
     grounded: bool = Field(default=False, description="there are answers and every one has support")
+    confidence: dict[str, float] = Field(
+        default_factory=dict,
+        description="per answer, the probability that it is right (0-1), from the signals below under weights "
+        "fitted on dev questions of several KGs (kgrag.methods.confidence)",
+    )
+    signals: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="per answer, what its confidence was read from (kgrag.methods.confidence)"
+    )
     abstained: str | None = Field(
         default=None,
         description="why there is no answer when the method gave none on purpose: the model only repeated the "
-        "question's words, or no entity of the question is in the KG and nothing supports an answer",
+        "question's words, no entity of the question is in the KG and nothing supports an answer, or no answer's "
+        "confidence reached the ``abstain`` setting",
     )
     trace: list[Step] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)

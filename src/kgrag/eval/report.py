@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.eval.calibration import COVERAGES, TARGET_HIT, calibration_summary, risk_coverage
 from kgrag.eval.runner import bootstrap_ci
 
 TABLE_METRICS = ("hit@1", "hit", "em", "f1", "answer_recall", "evidence_triples", "llm_calls", "seconds")
@@ -48,6 +49,7 @@ def write_report(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]],
         lines.append(f"| {method} | {len(rows)} | " + " | ".join(cells) + f" | {errors} |")
     if not retrieval_only:
         lines += _cost_lines(rows_by_method)
+        lines += _trust_lines(rows_by_method)
     groups = sorted({r["group"] for rows in rows_by_method.values() for r in rows})
     if len(groups) > 1:
         lines += [
@@ -88,6 +90,34 @@ def _cost_lines(rows_by_method: dict[str, list[dict[str, Any]]]) -> list[str]:
         lines.append(
             f"| {method} | {cells[0]:.1f} | {cells[1]:.0f} | {cells[2]:.0f} | {cells[3]:.0f} | {cells[4]:.2f} |"
         )
+    return lines
+
+
+def _trust_lines(rows_by_method: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Risk–coverage: Hit@1 when only the most confident questions are answered, the threshold (``--set
+    abstain=...``) that answers them, and how well the confidence is calibrated (ECE)."""
+    summaries = {m: calibration_summary(rows) for m, rows in rows_by_method.items()}
+    if not any(summaries.values()):
+        return []
+    lines = [
+        "",
+        "## Answers you can trust (risk–coverage)",
+        "",
+        "Hit@1 on the questions answered when only the most confident share is answered, with the `abstain` "
+        f"threshold that does it; the last column is the threshold keeping Hit@1 ≥ {TARGET_HIT} and its coverage. "
+        "ECE: expected calibration error of the top answer's confidence (10 bins).",
+        "",
+        "| method | ECE | " + " | ".join(f"{c:.0%} answered" for c in COVERAGES) + f" | Hit@1 ≥ {TARGET_HIT} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method, summary in summaries.items():
+        if not summary:
+            continue
+        cells = [f"{p['hit@1']:.2f} (≥{p['threshold']:.2f})" for p in summary["risk_coverage"]]
+        cells += [""] * (len(COVERAGES) - len(cells))
+        key = f"threshold_for_hit@1_{TARGET_HIT}"
+        best = f"≥{summary[key]:.2f}: {summary[f'coverage_at_hit@1_{TARGET_HIT}']:.0%}" if key in summary else "none"
+        lines.append(f"| {method} | {summary['ece']:.3f} | " + " | ".join(cells) + f" | {best} |")
     return lines
 
 
@@ -134,6 +164,9 @@ def write_plots(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]]) 
         fig.savefig(paths[-1], dpi=120)
         plt.close(fig)
 
+    if not retrieval_only:
+        paths += _risk_coverage_plot(plt, out_dir, rows_by_method)
+
     fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(methods) + 2), 3.5))
     ax.boxplot([[max(r["seconds"], 1e-6) for r in rows_by_method[m]] for m in methods], showfliers=True)
     ax.set_xticks(range(1, len(methods) + 1), methods)
@@ -145,3 +178,29 @@ def write_plots(out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]]) 
     fig.savefig(paths[-1], dpi=120)
     plt.close(fig)
     return paths
+
+
+def _risk_coverage_plot(plt: Any, out_dir: Path, rows_by_method: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Hit@1 of the answered questions against the share answered, one curve per method with confidences."""
+    curves = {}
+    for method, rows in rows_by_method.items():
+        scored = [r for r in rows if "confidence" in r and not r.get("error")]
+        if scored:
+            conf = np.array([float(r["confidence"]) for r in scored])
+            curves[method] = risk_coverage(conf, np.array([float(r["hit@1"]) for r in scored]))
+    if not curves:
+        return []
+    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    for method, (coverage, hit, _) in curves.items():
+        ax.plot(coverage, hit, label=method, drawstyle="steps-post")
+    ax.set_xlabel("share of questions answered")
+    ax.set_ylabel("hit@1 of those answered")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title("risk-coverage")
+    fig.tight_layout()
+    path = out_dir / "risk_coverage.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from kgrag.errors import LLMError, LLMUnavailableError
+from kgrag.eval.calibration import calibration_summary
 from kgrag.eval.datasets import Example
 from kgrag.eval.metrics import (
     answer_recall,
@@ -128,6 +129,9 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
         )
         row["grounded"] = answer.grounded
         row["abstained"] = answer.abstained
+        top = answer.answers[0] if answer.answers else None
+        row["confidence"] = answer.confidence.get(top, 0.0) if top else 0.0  # the top answer's; 0 with none
+        row["signals"] = answer.signals.get(top, {}) if top else {}
         if "gold_rows" in ex.meta:
             row["execution_accuracy"] = execution_match(answer, ex)
         row["steps"] = compact_trace(answer.trace)
@@ -318,6 +322,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out["grounded_when_right"] = round(float(np.mean(right)), 4)
         if wrong:
             out["ungrounded_when_wrong"] = round(float(np.mean(wrong)), 4)
+        out.update(calibration_summary(subset))
         exec_rows = [r["execution_accuracy"] for r in subset if "execution_accuracy" in r]
         if exec_rows:
             out["execution_accuracy"] = round(float(np.mean(exec_rows)), 4)

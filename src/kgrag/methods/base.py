@@ -16,13 +16,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.confidence import answer_signals, confidences
+from kgrag.methods.settings import ClientRange
 from kgrag.methods.support import answer_support, echoes, supported_first
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
@@ -41,6 +43,10 @@ class MethodConfig(BaseModel):
     """Hyper-parameters of a method; subclasses add fields with the paper's defaults."""
 
     model_config = ConfigDict(extra="forbid")
+
+    # answers whose confidence (kgrag.methods.confidence) is below this are dropped; with none left the method
+    # abstains and says why. None: keep every answer (the echo and unknown-entity rules hold either way)
+    abstain: Annotated[float | None, ClientRange(0, 1)] = None
 
 
 _step_listener: ContextVar[Callable[[Step], None] | None] = ContextVar("kgrag_step_listener", default=None)
@@ -119,13 +125,27 @@ class Method(ABC):
             abstained = None if answers else f"the model only repeated the question's words ({'; '.join(made_up)})"
         if answers and not support and self.reads_kg and not topic_entities and _found_no_entity(trace):
             answers, abstained = [], "no entity of the question was found in the KG, and nothing supports an answer"
+        replies = [c.token_logprobs for c in calls if c.token_logprobs is not None]
+        # in the model's order ("first" is its first), read against the last reply (the answer call's)
+        signals = answer_signals(answers, evidence, support, replies[-1] if replies else None)
+        answers = supported_first(answers, support)
+        sure = confidences(self.name, signals)
+        threshold = self.config.abstain
+        if threshold is not None and answers:
+            kept = [a for a in answers if sure[a] >= threshold]
+            if not kept:
+                abstained = f"no answer's confidence reached abstain={threshold:g} (best {max(sure.values()):.2f})"
+            answers = kept
+        support = {a: chain for a, chain in support.items() if a in answers}
         return Answer(
             question=question,
             method=self.name,
-            answers=supported_first(answers, support),
+            answers=answers,
             evidence=evidence,
             support=support,
             grounded=bool(answers) and len(support) == len(answers),
+            confidence={a: sure[a] for a in answers},
+            signals={a: signals[a] for a in answers},
             abstained=abstained,
             trace=trace.steps,
             usage=Usage.from_calls(calls, time.perf_counter() - start),

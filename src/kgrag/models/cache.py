@@ -22,7 +22,8 @@ def cache_key(model_id: str, messages: list[dict[str, str]], params: dict[str, A
 
 
 class ResponseCache:
-    """``get``/``put`` of (text, prompt_tokens, completion_tokens) by key.
+    """``get``/``put`` of (text, prompt_tokens, completion_tokens) by key, and the reply's token
+    log-probabilities (``logprobs``) where the backend gave them.
 
     >>> import tempfile, os
     >>> cache = ResponseCache(os.path.join(tempfile.mkdtemp(), "c.sqlite"))
@@ -39,6 +40,8 @@ class ResponseCache:
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
                 "prompt_tokens INTEGER, completion_tokens INTEGER)"
             )
+            # a table of its own, so caches written before token log-probabilities were kept still open
+            conn.execute("CREATE TABLE IF NOT EXISTS logprobs (key TEXT PRIMARY KEY, tokens TEXT NOT NULL)")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -56,12 +59,27 @@ class ResponseCache:
         )
         return (row[0], int(row[1]), int(row[2])) if row else None
 
-    def put(self, key: str, text: str, prompt_tokens: int, completion_tokens: int) -> None:
+    def put(
+        self,
+        key: str,
+        text: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        token_logprobs: list[tuple[str, float]] | None = None,
+    ) -> None:
         with self._conn() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
                 (key, text, prompt_tokens, completion_tokens),
             )
+            if token_logprobs is not None:
+                tokens = json.dumps([[t, round(lp, 4)] for t, lp in token_logprobs], ensure_ascii=False)
+                conn.execute("INSERT OR REPLACE INTO logprobs VALUES (?, ?)", (key, tokens))
+
+    def logprobs(self, key: str) -> list[tuple[str, float]] | None:
+        """The cached reply's tokens with their log-probabilities, when they were stored with it."""
+        row = self._conn().execute("SELECT tokens FROM logprobs WHERE key = ?", (key,)).fetchone()
+        return [(str(t), float(lp)) for t, lp in json.loads(row[0])] if row else None
 
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])

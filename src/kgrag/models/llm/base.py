@@ -38,6 +38,9 @@ class Generation:
     evaluated_prompt_tokens: int | None = None
     """Prompt tokens the model actually read, i.e. not restored from a kept prefix (KV state); ``None`` when the
     backend cannot tell, which counts as all of them. The time a call takes follows this, not ``prompt_tokens``."""
+    token_logprobs: list[tuple[str, float]] | None = None
+    """Each generated token with the model's log-probability of it (before any grammar), where the backend gives
+    them: how sure the model was of what it wrote (:mod:`kgrag.methods.confidence`)."""
 
     @property
     def evaluated(self) -> int:
@@ -131,14 +134,14 @@ class LLM(ABC):
             key = cache_key(self.model_id, messages, params.as_dict())
             hit = self.cache.get(key)
             if hit is not None:
-                gen = Generation(hit[0], hit[1], hit[2], 0.0, cached=True)
+                gen = Generation(hit[0], hit[1], hit[2], 0.0, cached=True, token_logprobs=self.cache.logprobs(key))
                 self._record(name, gen)
                 return gen
         start = time.perf_counter()
         gen = self._generate(messages, params)
         gen.seconds = time.perf_counter() - start
         if self.cache is not None and key is not None:
-            self.cache.put(key, gen.text, gen.prompt_tokens, gen.completion_tokens)
+            self.cache.put(key, gen.text, gen.prompt_tokens, gen.completion_tokens, gen.token_logprobs)
         self._record(name, gen)
         return gen
 
@@ -166,6 +169,7 @@ class LLM(ABC):
                 completion_tokens=gen.completion_tokens,
                 seconds=round(gen.seconds, 4),
                 cached=gen.cached,
+                token_logprobs=gen.token_logprobs,
             )
         )
 

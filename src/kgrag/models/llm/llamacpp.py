@@ -109,6 +109,38 @@ def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
         return _MODELS[key]
 
 
+class _TokenLogprobs:
+    """A llama.cpp logits processor that changes nothing and notes how likely the model found each token it then
+    wrote (before the grammar and the sampler act).
+
+    llama-cpp-python gives log-probabilities only with ``logits_all``, which keeps the logits of every prompt
+    token (n_ctx x 152k floats for Qwen). A processor sees each step's logits anyway; the token chosen at one
+    step is the last input id at the next, so only one step's log-softmax is ever held.
+    """
+
+    def __init__(self, llama: Any) -> None:
+        self.llama = llama
+        self.ids: list[int] = []
+        self.logprobs: list[float] = []
+        self._pending: Any = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import numpy as np
+
+        if self._pending is not None and len(input_ids):
+            token = int(input_ids[-1])
+            self.ids.append(token)
+            self.logprobs.append(float(self._pending[token]))
+        shifted = scores - scores.max()
+        self._pending = shifted - np.log(np.exp(shifted).sum())
+        return scores
+
+    def tokens(self) -> list[tuple[str, float]]:
+        """(token text, log-probability) of every token seen chosen (the last one, not fed back, is not)."""
+        pieces = [self.llama.detokenize([t]).decode("utf-8", errors="replace") for t in self.ids]
+        return list(zip(pieces, self.logprobs))
+
+
 class LlamaCppLLM(LLM):
     def __init__(
         self,
@@ -146,6 +178,8 @@ class LlamaCppLLM(LLM):
             from llama_cpp import LlamaGrammar
 
             kwargs["grammar"] = LlamaGrammar.from_string(params.grammar, verbose=False)
+        noted = _TokenLogprobs(self._llama)
+        kwargs["logits_processor"] = [noted]
         with self._lock:
             sizes = self._llama.kgrag_eval_sizes
             sizes.clear()
@@ -161,6 +195,7 @@ class LlamaCppLLM(LLM):
             int(usage.get("prompt_tokens", 0)),
             int(usage.get("completion_tokens", 0)),
             evaluated_prompt_tokens=evaluated,
+            token_logprobs=noted.tokens(),
         )
 
     def count_tokens(self, text: str) -> int:

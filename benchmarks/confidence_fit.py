@@ -1,0 +1,140 @@
+"""Fit the answer confidence (kgrag.methods.confidence) on evaluated dev questions, and say how well it holds.
+
+Each input is a ``results.jsonl`` of ``kgrag eval`` / ``kgrag bench`` (rows carry the top answer's ``signals``
+and whether it was right, ``hit@1``), named by the KG it was run on:
+
+    python benchmarks/confidence_fit.py frag webqsp=RUN/webqsp-proxy/frag/results.jsonl \
+        metaqa=RUN/metaqa/frag/results.jsonl ... --write
+
+A logistic regression (L2-regularised, Newton's method: seven weights, a few hundred rows) is fitted per
+method on every KG's rows. How well it holds on questions it was not fitted on is measured twice: leave one KG
+out (fit on the others, score the one left out: a KG the user brings is always new) and two folds by question
+id within the pool. ``--write`` stores the weights in ``src/kgrag/methods/confidence.json`` (one entry per
+method and ``"*"``, the pool over methods, for methods never fitted); the measurements go to
+``benchmarks/results/confidence.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from kgrag.eval.calibration import calibration_summary, expected_calibration_error
+from kgrag.methods.confidence import SIGNALS, WEIGHTS_FILE
+
+RESULTS = Path(__file__).with_name("results") / "confidence.json"
+
+
+def load(spec: str) -> tuple[str, list[dict]]:
+    kg, path = spec.split("=", 1)
+    rows = [json.loads(line) for line in Path(path).read_text("utf-8").splitlines() if line.strip()]
+    return kg, [r for r in rows if "signals" in r and not r.get("error")]
+
+
+def design(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Signals as a matrix (a row of zeros where the method gave no answer) and the top answer's correctness."""
+    x = np.array([[float(r["signals"].get(s, 0.0)) for s in SIGNALS] for r in rows]).reshape(len(rows), len(SIGNALS))
+    return x, np.array([float(r["hit@1"]) for r in rows])
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) -> np.ndarray:
+    """Weights ``[bias, *SIGNALS]`` of an L2-regularised logistic regression (the bias not penalised)."""
+    a = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(a.shape[1])
+    penalty = np.full(a.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-np.clip(a @ w, -30, 30)))
+        grad = a.T @ (p - y) + penalty * w
+        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty) + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def predict(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-np.clip(w[0] + x @ w[1:], -30, 30)))
+
+
+def held_out(by_kg: dict[str, list[dict]]) -> dict:
+    """ECE and risk–coverage on rows the weights were not fitted on: each KG left out in turn, and two folds."""
+    out: dict = {"leave_one_kg_out": {}}
+    pooled_conf, pooled_rows = [], []
+    for kg, rows in by_kg.items():
+        rest = [r for other, rs in by_kg.items() if other != kg for r in rs]
+        if not rest or not rows:
+            continue
+        x, y = design(rows)
+        conf = predict(fit(*design(rest)), x)
+        scored = [{**r, "confidence": float(c)} for r, c in zip(rows, conf)]
+        out["leave_one_kg_out"][kg] = {
+            "n": len(rows),
+            "hit@1": round(float(y.mean()), 4),
+            **calibration_summary(scored),
+        }
+        pooled_conf.append(conf)
+        pooled_rows += scored
+    if pooled_rows:
+        x, y = design(pooled_rows)
+        out["leave_one_kg_out_pooled"] = calibration_summary(pooled_rows)
+    rows = [r for rs in by_kg.values() for r in rs]
+    fold = np.array([int(hashlib.sha256(str(r["id"]).encode()).hexdigest(), 16) % 2 for r in rows])
+    scored = []
+    for k in (0, 1):
+        train = [r for r, f in zip(rows, fold) if f != k]
+        test = [r for r, f in zip(rows, fold) if f == k]
+        conf = predict(fit(*design(train)), design(test)[0])
+        scored += [{**r, "confidence": float(c)} for r, c in zip(test, conf)]
+    out["two_folds"] = calibration_summary(scored)
+    x, y = design(rows)
+    out["constant_baseline_ece"] = round(expected_calibration_error(np.full(len(y), y.mean()), y), 4)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("method")
+    ap.add_argument("runs", nargs="+", help="KG=results.jsonl")
+    ap.add_argument("--write", action="store_true", help="store the fitted weights in the package")
+    args = ap.parse_args()
+    by_kg: dict[str, list[dict]] = {}
+    for spec in args.runs:
+        kg, rows = load(spec)
+        by_kg.setdefault(kg, []).extend(rows)
+    rows = [r for rs in by_kg.values() for r in rs]
+    if not rows:
+        print("no rows with signals: re-run the evaluation with this version of kgrag", file=sys.stderr)
+        return 1
+    w = fit(*design(rows))
+    weights = {"bias": round(float(w[0]), 4), **{s: round(float(v), 4) for s, v in zip(SIGNALS, w[1:])}}
+    report = {
+        "method": args.method,
+        "fitted_on": {kg: len(rs) for kg, rs in by_kg.items()},
+        "hit@1": round(float(design(rows)[1].mean()), 4),
+        "weights": weights,
+        **held_out(by_kg),
+    }
+    print(json.dumps(report, indent=1))
+    results = json.loads(RESULTS.read_text("utf-8")) if RESULTS.exists() else {}
+    results[args.method] = report
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n", "utf-8")
+    if args.write:
+        stored = json.loads(WEIGHTS_FILE.read_text("utf-8")) if WEIGHTS_FILE.exists() else {"weights": {}}
+        stored["weights"][args.method] = weights
+        stored.setdefault("fitted_on", {})[args.method] = report["fitted_on"]
+        stored["about"] = (
+            "written by benchmarks/confidence_fit.py; held-out calibration in benchmarks/results/confidence.json"
+        )
+        WEIGHTS_FILE.write_text(json.dumps(stored, indent=1) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

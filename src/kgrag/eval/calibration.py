@@ -1,0 +1,77 @@
+"""Is the confidence worth reading? Calibration error and risk–coverage over evaluated questions.
+
+A confidence of 0.8 should be right about 8 times in 10 (expected calibration error, ECE: the gap between
+stated confidence and observed Hit@1, averaged over equal-width bins weighted by their size). And it should
+rank: answering only the questions above a threshold should raise Hit@1 on those answered — the risk–coverage
+curve shows what a user gives up (coverage) for what they gain (Hit@1 of what is still answered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+COVERAGES = (1.0, 0.8, 0.6, 0.4, 0.2)
+TARGET_HIT = 0.95
+
+
+def _arrays(rows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, top answer right) of rows that carry a confidence and did not fail."""
+    scored = [r for r in rows if "confidence" in r and not r.get("error")]
+    return (
+        np.array([float(r["confidence"]) for r in scored]),
+        np.array([float(r["hit@1"]) for r in scored]),
+    )
+
+
+def expected_calibration_error(confidence: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
+    """ECE over ``bins`` equal-width confidence bins."""
+    if not len(confidence):
+        return 0.0
+    which = np.minimum((confidence * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in np.unique(which):
+        inside = which == b
+        total += inside.sum() * abs(confidence[inside].mean() - right[inside].mean())
+    return float(total / len(confidence))
+
+
+def risk_coverage(confidence: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Answering the k most confident questions, for every k: (coverage, Hit@1 on those answered, the
+    confidence of the k-th, i.e. the threshold that answers them). Ties are answered together."""
+    order = np.argsort(-confidence, kind="stable")
+    conf, hits = confidence[order], right[order]
+    k = np.arange(1, len(conf) + 1)
+    last = np.r_[conf[1:] != conf[:-1], True]  # a threshold cannot split questions of equal confidence
+    return (k / len(conf))[last], (np.cumsum(hits) / k)[last], conf[last]
+
+
+def calibration_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """ECE, Hit@1 at fixed coverages, and the lowest threshold whose answered questions reach Hit@1 ≥ 0.95 (with
+    its coverage; none when no threshold does). Empty when no row has a confidence."""
+    confidence, right = _arrays(rows)
+    if not len(confidence):
+        return {}
+    coverage, hit, threshold = risk_coverage(confidence, right)
+    out: dict[str, Any] = {
+        "ece": round(expected_calibration_error(confidence, right), 4),
+        "mean_confidence": round(float(confidence.mean()), 4),
+        "risk_coverage": [
+            {"coverage": _r(coverage[i]), "hit@1": _r(hit[i]), "threshold": _r(threshold[i])}
+            for c in COVERAGES
+            for i in [int(np.searchsorted(coverage, c - 1e-9))]
+            if i < len(coverage)
+        ],
+    }
+    good = np.flatnonzero(hit >= TARGET_HIT)
+    if len(good):
+        best = good[-1]  # the most questions answered at that Hit@1
+        out[f"threshold_for_hit@1_{TARGET_HIT}"] = round(float(threshold[best]), 4)
+        out[f"coverage_at_hit@1_{TARGET_HIT}"] = round(float(coverage[best]), 4)
+    return out
+
+
+def _r(value: float) -> float:
+    return round(float(value), 4)

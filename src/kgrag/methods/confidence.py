@@ -1,0 +1,110 @@
+"""How sure an answer is: a probability from signals every method already has, calibrated on dev data.
+
+A wrong answer used to look exactly as sure as a right one. Each answer now gets a confidence in [0, 1], read
+from what the evidence says about it — the same signals for every method, so a user can compare them and set
+one ``abstain`` threshold:
+
+- ``supported``: a chain of checked evidence triples joins it to an entity of the question (:mod:`.support`);
+- ``hops``: how long that chain is (a 1-hop fact is surer than the far end of a 3-hop walk);
+- ``mentions``: how many evidence items name it (more independent paths, surer);
+- ``rank``: how early the retrieval ranked the first evidence naming it (evidence is listed best first);
+- ``first``: the model put it first among its answers;
+- ``answers``: how many answers the model gave (a long list is a guess spread thin);
+- ``options``: how many distinct entities the evidence showed (more to choose from, easier to choose wrong);
+- ``llm``: the probability the model gave the answer's words as it wrote them (the product over their tokens,
+  read before any grammar), where the backend reports token log-probabilities (local llama.cpp models) and the
+  answer is written in the reply; ``llm_known`` says whether it was (a cached reply from before they were kept,
+  or an endpoint that does not give them, leaves both at 0).
+
+The probability is a logistic function of these with one weight vector per method, fitted on dev questions of
+several KGs (``benchmarks/confidence_fit.py`` writes ``confidence.json`` next to this module, with what it was
+fitted on and the calibration error on questions it was not fitted on). The signals are the same on every KG;
+nothing in them names a relation or a domain. A method without fitted weights gets the pooled ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from kgrag.linking.normalize import normalize
+from kgrag.types import Evidence
+
+SIGNALS = ("supported", "hops", "mentions", "rank", "first", "answers", "options", "llm", "llm_known")
+WEIGHTS_FILE = Path(__file__).with_name("confidence.json")
+
+
+def answer_signals(
+    answers: Sequence[str],
+    evidence: Sequence[Evidence],
+    support: dict[str, list[int]],
+    token_logprobs: Sequence[tuple[str, float]] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Per answer, the signals of the module docstring (each scaled to about 0–1, so weights compare);
+    ``token_logprobs`` are those of the reply the answers were read from."""
+    written = written_probabilities(answers, token_logprobs or [])
+    keys = [{normalize(name) for name in ev.entities} for ev in evidence]
+    options = len(set().union(*keys)) if keys else 0
+    out: dict[str, dict[str, float]] = {}
+    for i, answer in enumerate(answers):
+        key = normalize(answer)
+        where = [j for j, names in enumerate(keys) if key in names]
+        chain = support.get(answer)
+        out[answer] = {
+            "supported": float(chain is not None),
+            "hops": min(len(chain), 4) / 4 if chain else 0.0,
+            "mentions": math.log1p(len(where)) / math.log1p(50),
+            "rank": 1.0 - where[0] / len(keys) if where else 0.0,
+            "first": float(i == 0),
+            "answers": math.log1p(len(answers)) / math.log1p(20),
+            "options": math.log1p(options) / math.log1p(200),
+            "llm": written.get(answer, 0.0),
+            "llm_known": float(answer in written),
+        }
+    return out
+
+
+def written_probabilities(answers: Sequence[str], token_logprobs: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """For each answer written in the reply, the product of the probabilities of the tokens that wrote it (its
+    first occurrence, case-insensitive); answers the reply does not contain verbatim are absent."""
+    text = "".join(piece for piece, _ in token_logprobs).lower()
+    starts, position = [], 0
+    for piece, _ in token_logprobs:
+        starts.append(position)
+        position += len(piece)
+    out: dict[str, float] = {}
+    for answer in answers:
+        at = text.find(answer.lower()) if answer else -1
+        if at < 0:
+            continue
+        end = at + len(answer)
+        total = sum(lp for (piece, lp), s in zip(token_logprobs, starts) if s < end and s + len(piece) > at)
+        out[answer] = round(math.exp(total), 6)
+    return out
+
+
+@cache
+def _weights() -> dict[str, dict[str, float]]:
+    """The fitted weights per method (and ``"*"``, pooled over methods); empty when never fitted."""
+    if not WEIGHTS_FILE.exists():
+        return {}
+    return json.loads(WEIGHTS_FILE.read_text("utf-8")).get("weights", {})
+
+
+def probability(signals: dict[str, float], weights: dict[str, float]) -> float:
+    """The logistic function of ``weights["bias"] + Σ weights[s] * signals[s]``."""
+    z = weights.get("bias", 0.0) + sum(weights.get(name, 0.0) * value for name, value in signals.items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def confidences(method: str, signals: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Each answer's confidence under ``method``'s fitted weights (the pooled ones when it has none; 0.5 for
+    every answer when nothing was ever fitted)."""
+    table = _weights()
+    weights = table.get(method) or table.get("*")
+    if not weights:
+        return {answer: 0.5 for answer in signals}
+    return {answer: round(probability(values, weights), 4) for answer, values in signals.items()}
