@@ -104,10 +104,13 @@ def question_progress(
     description: str, total: int, metric: str, *, disable: bool = False
 ) -> Iterator[Callable[[dict[str, Any]], None]]:
     """A progress bar over a method's questions showing the running mean of ``metric``; yields the callback
-    the evaluation runner calls with each result row (``kgrag eval`` and ``kgrag bench`` show the same bar)."""
+    the evaluation runner calls with each result row (``kgrag eval`` and ``kgrag bench`` show the same bar).
+    When stderr is not a terminal (a log file, CI) a bar draws nothing until the end, so one line per question
+    is written instead."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     running = {"n": 0, "score": 0.0}
+    lines = not disable and not err_console.is_terminal
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -115,14 +118,18 @@ def question_progress(
         TextColumn("{task.fields[metric]}"),
         TimeElapsedColumn(),
         console=err_console,
-        disable=disable,
+        disable=disable or lines,
     ) as progress:
         task = progress.add_task(description, total=total, metric="")
 
         def on_result(row: dict[str, Any]) -> None:
             running["n"] += 1
             running["score"] += row.get(metric, 0.0)
-            progress.update(task, advance=1, metric=f"{metric} {running['score'] / running['n']:.3f}")
+            mean = f"{metric} {running['score'] / running['n']:.3f}"
+            progress.update(task, advance=1, metric=mean)
+            if lines:
+                sys.stderr.write(f"{description}: {running['n']}/{total} {mean} ({row.get('seconds', 0):.1f} s)\n")
+                sys.stderr.flush()
 
         yield on_result
 

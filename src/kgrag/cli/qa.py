@@ -64,10 +64,12 @@ def ask(
         console.print("   [yellow]no KG evidence: the answers are the model's own[/yellow]", highlight=False)
     for answer in result.answers if result.evidence else []:
         chain = result.support.get(answer)
+        sure = f"confidence {result.confidence[answer]:.2f}" if answer in result.confidence else ""
         if chain is None:
-            console.print(f"   {answer}: [yellow]no support in the evidence[/yellow]", highlight=False)
-        elif chain:
-            console.print(f"   {answer} ← {support_text(kg, chain)}", markup=False, highlight=False)
+            console.print(f"   {answer} ({sure}): [yellow]no support in the evidence[/yellow]", highlight=False)
+        else:
+            because = f" ← {support_text(kg, chain)}" if chain else " ← a result row"
+            console.print(f"   {answer} ({sure}){because}", markup=False, highlight=False)
     for ev in result.evidence[:10]:
         console.print(f"   · {ev.text}", markup=False, highlight=False)
     u = result.usage

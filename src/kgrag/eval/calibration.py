@@ -55,14 +55,12 @@ def calibration_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if not len(confidence):
         return {}
     coverage, hit, threshold = risk_coverage(confidence, right)
+    points = sorted({int(np.searchsorted(coverage, c - 1e-9)) for c in COVERAGES} - {len(coverage)}, reverse=True)
     out: dict[str, Any] = {
         "ece": round(expected_calibration_error(confidence, right), 4),
         "mean_confidence": round(float(confidence.mean()), 4),
-        "risk_coverage": [
-            {"coverage": _r(coverage[i]), "hit@1": _r(hit[i]), "threshold": _r(threshold[i])}
-            for c in COVERAGES
-            for i in [int(np.searchsorted(coverage, c - 1e-9))]
-            if i < len(coverage)
+        "risk_coverage": [  # at about COVERAGES (ties of confidence may answer more), each point once
+            {"coverage": _r(coverage[i]), "hit@1": _r(hit[i]), "threshold": _r(threshold[i])} for i in points
         ],
     }
     good = np.flatnonzero(hit >= TARGET_HIT)

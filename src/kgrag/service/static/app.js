@@ -176,15 +176,18 @@ function renderUsage(panel, usage) {
 
 // support: {answer: [triple ids]} of a method's answer (absent for retrieval); an answer missing from it has no
 // support in the evidence and is shown greyed, after the supported ones (the server already orders them so)
-function renderAnswers(panel, answers, note, support) {
+function renderAnswers(panel, answers, note, support, confidence) {
   const box = $(".answers", panel);
   box.replaceChildren();
   if (note) box.append(el("span", { class: "muted", text: note }));
   else if (!answers.length) box.append(el("span", { class: "muted", text: "(no answer)" }));
   for (const a of answers) {
     const supported = !support || Object.prototype.hasOwnProperty.call(support, a);
-    const chip = el("span", { class: supported ? "answer" : "answer unsupported", text: a });
-    chip.title = supported ? "supported by the evidence" : "no support in the evidence";
+    const sure = confidence && confidence[a] != null ? confidence[a].toFixed(2) : "";
+    const chip = el("span", { class: supported ? "answer" : "answer unsupported" }, a);
+    if (sure) chip.append(el("span", { class: "confidence", text: sure }));
+    chip.title = (supported ? "supported by the evidence (highlighted in the graph)" : "no support in the evidence") +
+      (sure ? `; confidence ${sure}` : "");
     box.append(chip);
   }
 }
@@ -214,7 +217,8 @@ function graphElements(evidence, seen) {
         if (rel.endsWith("_inv")) { [a, b, rel] = [b, a, rel.slice(0, -4)]; }
         const [src, dst] = [node(a), node(b)];
         const id = `e:${src}|${rel}|${dst}`;
-        if (!seen.has(id)) { seen.add(id); out.push({ group: "edges", data: { id, source: src, target: dst, label: rel.replaceAll("_", " ") } }); }
+        const triple = (ev.triples || [])[i];
+        if (!seen.has(id)) { seen.add(id); out.push({ group: "edges", data: { id, source: src, target: dst, label: rel.replaceAll("_", " "), triple } }); }
       }
     } else {
       for (const name of ents) node(name);
@@ -223,7 +227,9 @@ function graphElements(evidence, seen) {
   return out;
 }
 
-function drawGraph(panel, evidence, answers, topics) {
+function drawGraph(panel, evidence, answers, topics, support) {
+  // the triples of every answer's support chain (methods.support), drawn bold so the user sees why it holds
+  const supportTriples = new Set(Object.values(support || {}).flat());
   const container = $(".graph", panel);
   const seen = new Set();
   const cy = cytoscape({
@@ -237,6 +243,7 @@ function drawGraph(panel, evidence, answers, topics) {
       { selector: "node.topic", style: { "background-color": "#d97706", width: 20, height: 20, "font-weight": "bold" } },
       { selector: "edge", style: { label: "data(label)", "font-size": 8, color: "#64748b", width: 1.2, "line-color": "#cbd5e1",
         "target-arrow-shape": "triangle", "target-arrow-color": "#cbd5e1", "curve-style": "bezier", "text-rotation": "autorotate" } },
+      { selector: "edge.support", style: { width: 3, "line-color": "#059669", "target-arrow-color": "#059669", color: "#065f46" } },
     ],
   });
   const mark = () => {
@@ -247,6 +254,7 @@ function drawGraph(panel, evidence, answers, topics) {
       n.toggleClass("answer", answerSet.has(label));
       n.toggleClass("topic", topicSet.has(label));
     });
+    cy.edges().forEach(e => e.toggleClass("support", supportTriples.has(e.data("triple"))));
   };
   const layout = () => cy.layout({ name: cy.nodes().length > 300 ? "concentric" : "cose", animate: false, padding: 20 }).run();
   mark();
@@ -332,10 +340,11 @@ async function runPanel(panel, request, retrieveOnly) {
       return;
     }
     const answer = await streamAsk(panel, request);
-    renderAnswers(panel, answer.answers, answer.abstained ? `(no answer: ${answer.abstained})` : "", answer.support);
+    renderAnswers(panel, answer.answers, answer.abstained ? `(no answer: ${answer.abstained})` : "", answer.support,
+      answer.confidence);
     if (answer.error) showPanelError(panel, answer.error);
     renderEvidence(panel, answer.evidence);
-    drawGraph(panel, answer.evidence, answer.answers, topicsFromTrace(answer.trace, request.topic_entities));
+    drawGraph(panel, answer.evidence, answer.answers, topicsFromTrace(answer.trace, request.topic_entities), answer.support);
     renderUsage(panel, answer.usage);
     setStatus(panel, `${answer.usage.seconds.toFixed(2)} s · ${answer.usage.llm_calls} LLM call(s)` +
       (answer.grounded ? " · grounded" : ""), false);
