@@ -80,7 +80,7 @@ def _ingest_summary(kg: Any, store: Path, source: Path, seconds: float, as_json:
 
 @app.command()
 def info(kg_dir: KGDir, as_json: JsonOpt = False) -> None:
-    """Counts, degree statistics and the most frequent relations of a KG store."""
+    """Counts, degree statistics, the most frequent relations with an example each, and the hubs of a KG store."""
     kg = load_store(kg_dir)
     stats = kg.stats()
     if as_json:
@@ -90,11 +90,19 @@ def info(kg_dir: KGDir, as_json: JsonOpt = False) -> None:
     for key in ("entities", "relations", "triples", "aliases"):
         table.add_row(key, f"{stats[key]:,}")
     deg = stats["degree"]
-    table.add_row("degree", f"mean {deg['mean']:.2f} · median {deg['median']:g} · max {deg['max']:,}")
+    table.add_row(
+        "degree",
+        f"mean {deg['mean']:.2f} · median {deg['median']:g} · 90% ≤ {deg['p90']:g} · 99% ≤ {deg['p99']:g} "
+        f"· max {deg['max']:,}",
+    )
+    table.add_row("hubs", " · ".join(f"{name} ({n:,})" for name, n in stats["hubs"].items()))
     console.print(table)
-    rel_table = Table("relation", "triples", title="relations")
+    more = stats["relations"] - len(stats["top_relations"])
+    rel_table = Table(
+        "relation", "triples", "example", title="relations" + (f" (top 20; {more:,} more)" if more > 0 else "")
+    )
     for name, count in stats["top_relations"].items():
-        rel_table.add_row(name, f"{count:,}")
+        rel_table.add_row(name, f"{count:,}", stats["relation_examples"].get(name, ""))
     console.print(rel_table)
 
 

@@ -287,10 +287,14 @@ class KnowledgeGraph:
 
     # ------------------------------------------------------------------ statistics
     def stats(self) -> dict[str, Any]:
-        """Counts and degree statistics (what ``kgrag info`` prints)."""
+        """Counts, degree statistics, the most frequent relations with an example triple each, and the hubs (what
+        ``kgrag info`` prints: what the methods will see of the KG)."""
         deg = self.degree("both")
         rel_counts = np.bincount(self.rels, minlength=self.num_relations)
         order = np.argsort(-rel_counts, kind="stable")
+        _, first = np.unique(self.rels, return_index=True)
+        example = dict(zip(np.unique(self.rels).tolist(), first.tolist()))
+        hubs = np.argsort(-deg, kind="stable")[:5] if len(deg) else np.empty(0, dtype=np.int64)
         return {
             "entities": self.num_entities,
             "relations": self.num_relations,
@@ -301,8 +305,16 @@ class KnowledgeGraph:
                 "median": float(np.median(deg)) if len(deg) else 0.0,
                 "max": int(deg.max()) if len(deg) else 0,
                 "isolated": int((deg == 0).sum()),
+                "p90": float(np.percentile(deg, 90)) if len(deg) else 0.0,
+                "p99": float(np.percentile(deg, 99)) if len(deg) else 0.0,
             },
             "top_relations": {self.relations[i]: int(rel_counts[i]) for i in order[:20]},
+            "relation_examples": {
+                self.relations[i]: f"{self.entities[self.heads[example[i]]]} → {self.entities[self.tails[example[i]]]}"
+                for i in order[:20]
+                if i in example
+            },
+            "hubs": {self.entities[i]: int(deg[i]) for i in hubs.tolist()},
         }
 
     # ------------------------------------------------------------------ construction / persistence
