@@ -81,7 +81,7 @@ def test_stats(movies_kg):
     assert stats["triples"] == len(MOVIES)
     assert stats["top_relations"]["starred_actors"] == 5
     assert stats["degree"]["max"] == 5  # Heat
-    assert list(stats["hubs"].items())[0] == ("Heat", 5)
+    assert next(iter(stats["hubs"].items())) == ("Heat", 5)
     first = next(t for t in MOVIES if t[1] == "starred_actors")  # each relation's first triple is its example
     assert stats["relation_examples"]["starred_actors"] == f"{first[0]} → {first[2]}"
 

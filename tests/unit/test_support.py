@@ -79,6 +79,9 @@ def test_no_made_up_answer_for_an_entity_the_kg_does_not_have(tmp_path):
         llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
         answer = get_method(name)(kg, llm=llm, embedder=load_embedder("static")).answer(question)
         assert answer.answers == [] and "no entity of the question" in (answer.abstained or ""), name
+    llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
+    answer = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static")).answer("Who owns Heet Wav?")
+    assert "closest names in the KG: 'Heat'" in (answer.abstained or "")  # what the KG has that is near
     # the no-KG baseline answers from what the model knows: kept, unsupported
     llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
     answer = get_method("llm")(kg, llm=llm).answer(question)

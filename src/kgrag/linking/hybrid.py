@@ -97,6 +97,22 @@ class HybridLinker:
             spans.append(Span(question[start:end], start, end, cands, salience=score))
         return spans
 
+    def suggestions(self, question: str, k: int = 3, cutoff: float = 60.0) -> list[str]:
+        """The entity names closest to any phrase of ``question`` (1–3 words, not all stopwords), best first, a
+        longer phrase's match before a shorter one's of the same score: what to show a user whose question names
+        nothing the KG has."""
+        toks = tokens_with_spans(question)
+        best: dict[int, float] = {}
+        for i in range(len(toks)):
+            for j in range(i + 1, min(len(toks), i + 3) + 1):
+                words = [t for t, _, _ in toks[i:j]]
+                if all(w in STOPWORDS for w in words) or sum(len(w) for w in words) < 4:
+                    continue
+                phrase = question[toks[i][1] : toks[j - 1][2]]
+                for c in self.fuzzy.link(phrase, k, score_cutoff=cutoff):
+                    best[c.entity] = max(best.get(c.entity, 0.0), c.score + 0.05 * (j - i - 1))
+        return [self.kg.entities[e] for e in sorted(best, key=lambda e: (-best[e], e))[:k]]
+
     def link_text(self, text: str, k: int | None = None) -> LinkResult:
         """``find_mentions`` with a reason instead of an exception for empty or mention-less input."""
         if not text or not text.strip():

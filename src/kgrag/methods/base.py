@@ -125,6 +125,7 @@ class Method(ABC):
             abstained = None if answers else f"the model only repeated the question's words ({'; '.join(made_up)})"
         if answers and not support and self.reads_kg and not topic_entities and _found_no_entity(trace):
             answers, abstained = [], "no entity of the question was found in the KG, and nothing supports an answer"
+            abstained += _closest_names(self.kg, question)
         replies = [c.token_logprobs for c in calls if c.token_logprobs is not None]
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
         signals = answer_signals(answers, evidence, support, replies[-1] if replies else None)
@@ -201,6 +202,14 @@ def _found_no_entity(trace: Trace) -> bool:
     which records the ``entities`` it found) and found none."""
     looked = any(step.name == "link" and isinstance(step.outputs.get("entities"), list) for step in trace.steps)
     return looked and not _linked(trace)
+
+
+def _closest_names(kg: KnowledgeGraph, question: str) -> str:
+    """ "; closest names in the KG: 'A', 'B'" for an abstention message, or "" when nothing is close."""
+    from kgrag.linking.hybrid import HybridLinker
+
+    names = HybridLinker(kg, use_embedding=False).suggestions(question)
+    return f"; closest names in the KG: {', '.join(repr(n) for n in names)}" if names else ""
 
 
 def _linked(trace: Trace) -> list[str]:
