@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
+
+
+class TokenLogprob(NamedTuple):
+    """One generated token as the model saw it: its log-probability, the likeliest token's, and the entropy (in
+    nats) of that step's distribution — all before a grammar narrowed the choice."""
+
+    token: str
+    logprob: float
+    best: float
+    entropy: float
 
 
 class LLMCall(BaseModel):
@@ -19,7 +29,7 @@ class LLMCall(BaseModel):
     completion_tokens: int = 0
     seconds: float = 0.0
     cached: bool = False
-    token_logprobs: list[tuple[str, float]] | None = Field(
+    token_logprobs: list[TokenLogprob] | None = Field(
         default=None, exclude=True, description="the reply's tokens with their log-probabilities, where known"
     )
 

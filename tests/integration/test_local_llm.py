@@ -63,6 +63,24 @@ def test_llamacpp_constrained_output(smollm_path):
     assert gen.text in ("yes", "no")
 
 
+def test_llamacpp_reports_token_logprobs_and_the_cache_keeps_them(smollm_path, tmp_path):
+    """What the model thought of each token it wrote (answer confidence reads it), before the grammar steered it;
+    a cached reply brings the same numbers back."""
+    import math
+
+    from kgrag.models.cache import ResponseCache
+
+    llm = load_llm(f"llamacpp:{manager.TEST_MODEL}", cache=ResponseCache(tmp_path / "c.sqlite"))
+    grammar = 'root ::= "<answers>" ("Paris" | "London") "</answers>"'
+    gen = llm.generate("Capital of France? Reply in <answers></answers>.", grammar=grammar, max_tokens=12)
+    assert gen.token_logprobs and "".join(t.token for t in gen.token_logprobs) in gen.text
+    for t in gen.token_logprobs:
+        assert t.logprob <= t.best + 1e-6 <= 1e-6 and t.entropy >= 0 and math.isfinite(t.logprob)
+    again = llm.generate("Capital of France? Reply in <answers></answers>.", grammar=grammar, max_tokens=12)
+    assert again.cached and [t.token for t in again.token_logprobs] == [t.token for t in gen.token_logprobs]
+    assert [round(t.logprob, 3) for t in again.token_logprobs] == [round(t.logprob, 3) for t in gen.token_logprobs]
+
+
 def test_llamacpp_context_overflow_is_a_clear_error(smollm_path):
     from kgrag.errors import LLMError
 

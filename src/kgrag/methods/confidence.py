@@ -12,9 +12,11 @@ one ``abstain`` threshold:
 - ``answers``: how many answers the model gave (a long list is a guess spread thin);
 - ``options``: how many distinct entities the evidence showed (more to choose from, easier to choose wrong);
 - ``llm``: the probability the model gave the answer's words as it wrote them (the product over their tokens,
-  read before any grammar), where the backend reports token log-probabilities (local llama.cpp models) and the
-  answer is written in the reply; ``llm_known`` says whether it was (a cached reply from before they were kept,
-  or an endpoint that does not give them, leaves both at 0).
+  read before any grammar); ``llm_ratio``: the same relative to the likeliest token at each step (1 when the
+  model wrote its own first choice, less where a grammar or the sampler steered it); ``llm_entropy``: how spread
+  the model's distribution was over those steps. All where the backend reports token log-probabilities (local
+  llama.cpp models) and the answer is written in the reply; ``llm_known`` says whether it was (a cached reply
+  from before they were kept, or an endpoint that does not give them, leaves them at 0).
 
 The probability is a logistic function of these with one weight vector per method, fitted on dev questions of
 several KGs (``benchmarks/confidence_fit.py`` writes ``confidence.json`` next to this module, with what it was
@@ -31,9 +33,21 @@ from functools import cache
 from pathlib import Path
 
 from kgrag.linking.normalize import normalize
-from kgrag.types import Evidence
+from kgrag.types import Evidence, TokenLogprob
 
-SIGNALS = ("supported", "hops", "mentions", "rank", "first", "answers", "options", "llm", "llm_known")
+SIGNALS = (
+    "supported",
+    "hops",
+    "mentions",
+    "rank",
+    "first",
+    "answers",
+    "options",
+    "llm",
+    "llm_ratio",
+    "llm_entropy",
+    "llm_known",
+)
 WEIGHTS_FILE = Path(__file__).with_name("confidence.json")
 
 
@@ -41,7 +55,7 @@ def answer_signals(
     answers: Sequence[str],
     evidence: Sequence[Evidence],
     support: dict[str, list[int]],
-    token_logprobs: Sequence[tuple[str, float]] | None = None,
+    token_logprobs: Sequence[TokenLogprob] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Per answer, the signals of the module docstring (each scaled to about 0–1, so weights compare);
     ``token_logprobs`` are those of the reply the answers were read from."""
@@ -61,28 +75,35 @@ def answer_signals(
             "first": float(i == 0),
             "answers": math.log1p(len(answers)) / math.log1p(20),
             "options": math.log1p(options) / math.log1p(200),
-            "llm": written.get(answer, 0.0),
+            **written.get(answer, dict.fromkeys(("llm", "llm_ratio", "llm_entropy"), 0.0)),
             "llm_known": float(answer in written),
         }
     return out
 
 
-def written_probabilities(answers: Sequence[str], token_logprobs: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """For each answer written in the reply, the product of the probabilities of the tokens that wrote it (its
-    first occurrence, case-insensitive); answers the reply does not contain verbatim are absent."""
-    text = "".join(piece for piece, _ in token_logprobs).lower()
+def written_probabilities(
+    answers: Sequence[str], token_logprobs: Sequence[TokenLogprob]
+) -> dict[str, dict[str, float]]:
+    """For each answer written in the reply (its first occurrence, case-insensitive), what the model thought of
+    the tokens that wrote it: ``llm``, ``llm_ratio`` and ``llm_entropy`` of the module docstring. Answers the
+    reply does not contain verbatim are absent."""
+    text = "".join(t.token for t in token_logprobs).lower()
     starts, position = [], 0
-    for piece, _ in token_logprobs:
+    for t in token_logprobs:
         starts.append(position)
-        position += len(piece)
-    out: dict[str, float] = {}
+        position += len(t.token)
+    out: dict[str, dict[str, float]] = {}
     for answer in answers:
         at = text.find(answer.lower()) if answer else -1
         if at < 0:
             continue
         end = at + len(answer)
-        total = sum(lp for (piece, lp), s in zip(token_logprobs, starts) if s < end and s + len(piece) > at)
-        out[answer] = round(math.exp(total), 6)
+        steps = [t for t, s in zip(token_logprobs, starts) if s < end and s + len(t.token) > at]
+        out[answer] = {
+            "llm": round(math.exp(sum(t.logprob for t in steps)), 6),
+            "llm_ratio": round(math.exp(sum(min(0.0, t.logprob - t.best) for t in steps)), 6),
+            "llm_entropy": round(min(1.0, sum(t.entropy for t in steps) / len(steps) / 10), 6),
+        }
     return out
 
 

@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kgrag.types import TokenLogprob
+
 
 def cache_key(model_id: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
     payload = json.dumps(
@@ -65,7 +67,7 @@ class ResponseCache:
         text: str,
         prompt_tokens: int,
         completion_tokens: int,
-        token_logprobs: list[tuple[str, float]] | None = None,
+        token_logprobs: list[TokenLogprob] | None = None,
     ) -> None:
         with self._conn() as conn:
             conn.execute(
@@ -73,13 +75,16 @@ class ResponseCache:
                 (key, text, prompt_tokens, completion_tokens),
             )
             if token_logprobs is not None:
-                tokens = json.dumps([[t, round(lp, 4)] for t, lp in token_logprobs], ensure_ascii=False)
+                rows = [[t.token, round(t.logprob, 4), round(t.best, 4), round(t.entropy, 4)] for t in token_logprobs]
+                tokens = json.dumps(rows, ensure_ascii=False)
                 conn.execute("INSERT OR REPLACE INTO logprobs VALUES (?, ?)", (key, tokens))
 
-    def logprobs(self, key: str) -> list[tuple[str, float]] | None:
+    def logprobs(self, key: str) -> list[TokenLogprob] | None:
         """The cached reply's tokens with their log-probabilities, when they were stored with it."""
         row = self._conn().execute("SELECT tokens FROM logprobs WHERE key = ?", (key,)).fetchone()
-        return [(str(t), float(lp)) for t, lp in json.loads(row[0])] if row else None
+        if not row:
+            return None
+        return [TokenLogprob(str(t), float(lp), float(best), float(h)) for t, lp, best, h in json.loads(row[0])]
 
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])

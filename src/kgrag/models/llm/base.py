@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kgrag.cancel import check_cancelled
 from kgrag.models.accounting import record_call
 from kgrag.models.cache import ResponseCache, cache_key
-from kgrag.types import LLMCall
+from kgrag.types import LLMCall, TokenLogprob
 
 if TYPE_CHECKING:
     from kgrag.prompts import Prompt
@@ -38,7 +38,7 @@ class Generation:
     evaluated_prompt_tokens: int | None = None
     """Prompt tokens the model actually read, i.e. not restored from a kept prefix (KV state); ``None`` when the
     backend cannot tell, which counts as all of them. The time a call takes follows this, not ``prompt_tokens``."""
-    token_logprobs: list[tuple[str, float]] | None = None
+    token_logprobs: list[TokenLogprob] | None = None
     """Each generated token with the model's log-probability of it (before any grammar), where the backend gives
     them: how sure the model was of what it wrote (:mod:`kgrag.methods.confidence`)."""
 

@@ -20,6 +20,7 @@ from typing import Any
 from kgrag.errors import LLMError, MissingExtraError
 from kgrag.models import manager
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
+from kgrag.types import TokenLogprob
 
 _MODELS: dict[tuple[str, int, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
@@ -121,8 +122,9 @@ class _TokenLogprobs:
     def __init__(self, llama: Any) -> None:
         self.llama = llama
         self.ids: list[int] = []
-        self.logprobs: list[float] = []
+        self.steps: list[tuple[float, float, float]] = []  # (chosen, best, entropy)
         self._pending: Any = None
+        self._pending_stats: tuple[float, float] = (0.0, 0.0)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import numpy as np
@@ -130,15 +132,17 @@ class _TokenLogprobs:
         if self._pending is not None and len(input_ids):
             token = int(input_ids[-1])
             self.ids.append(token)
-            self.logprobs.append(float(self._pending[token]))
+            self.steps.append((float(self._pending[token]), *self._pending_stats))
         shifted = scores - scores.max()
-        self._pending = shifted - np.log(np.exp(shifted).sum())
+        logprobs = shifted - np.log(np.exp(shifted).sum())
+        self._pending = logprobs
+        self._pending_stats = (float(logprobs.max()), float(-(np.exp(logprobs) * logprobs).sum()))
         return scores
 
-    def tokens(self) -> list[tuple[str, float]]:
-        """(token text, log-probability) of every token seen chosen (the last one, not fed back, is not)."""
+    def tokens(self) -> list[TokenLogprob]:
+        """Every token seen chosen (the last one, not fed back, is not) with what the model thought of it."""
         pieces = [self.llama.detokenize([t]).decode("utf-8", errors="replace") for t in self.ids]
-        return list(zip(pieces, self.logprobs))
+        return [TokenLogprob(piece, *step) for piece, step in zip(pieces, self.steps)]
 
 
 class LlamaCppLLM(LLM):
