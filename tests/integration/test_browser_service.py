@@ -76,6 +76,10 @@ def test_ask_side_by_side_draws_the_evidence_graph(browser, tmp_path):
         registered = json.loads(page.evaluate("fetch('/methods').then(r => r.text())"))["methods"]
         assert listed == [m["name"] for m in registered] and "kaping" in listed
 
+        # the hint in the question box comes from this KG's own schema, not a fixed movie question
+        hint = page.get_attribute("#question", "placeholder")
+        assert hint.startswith("Ask about the KG, e.g. ") and hint.endswith("?") and "Heat" not in hint
+
         # entity autocomplete in the question box: the half-typed title becomes the entity and a topic chip
         page.click("#question")
         page.keyboard.type("who directed the movie Kism", delay=20)
@@ -108,6 +112,8 @@ def test_ask_side_by_side_draws_the_evidence_graph(browser, tmp_path):
         assert nodes > 1 and edges > 0
         assert page.evaluate("window.kgragGraphs[0].nodes('.topic').map(n => n.data('label'))") == ["Kismet"]
         assert kaping.query_selector_all(".answers .answer") or "no answer" in _text(kaping, ".answers")
+        if kaping.query_selector_all(".answers .answer:not(.unsupported)"):  # its support chain is drawn bold
+            assert page.evaluate("window.kgragGraphs[0].edges('.support').length") > 0
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
 
@@ -115,6 +121,9 @@ def test_ask_side_by_side_draws_the_evidence_graph(browser, tmp_path):
         before = page.evaluate("window.kgragGraphs[0].nodes().length")
         page.evaluate("window.kgragGraphs[0].nodes().filter(n => n.degree() === 1)[0].emit('tap')")
         page.wait_for_function(f"window.kgragGraphs[0].nodes().length > {before}", timeout=20_000)
+        # a topic chip picked for one question does not steer the next: editing the question clears it
+        page.fill("#question", "what genre is Heat")
+        assert "Kismet" not in page.inner_text("#topic-chips")
         assert not errors, errors
         page.close()
 

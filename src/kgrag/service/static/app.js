@@ -2,7 +2,9 @@
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
-const state = { topics: [], methods: [], graphs: [] };
+// askedWith: the question the topic chips were last used for; editing it into another question clears them, so a
+// chip picked for one question never silently steers the next
+const state = { topics: [], methods: [], graphs: [], askedWith: null };
 window.kgragGraphs = state.graphs; // the drawn graphs, one per result panel (the browser test reads them)
 
 function el(tag, attrs = {}, ...children) {
@@ -32,6 +34,7 @@ async function init() {
     $("#kg-info").textContent = `${kg.name}: ${s.entities.toLocaleString()} entities · ${s.relations} relations · ` +
       `${s.triples.toLocaleString()} triples`;
     $("#kg-info").title = kg.schema.relations.map(r => `${r.name}: ${r.triples}`).join("\n");
+    $("#question").placeholder = examplePrompt(s);
     $("#llm-info").textContent = `LLM ${health.llm.spec}${health.llm.loaded ? "" : " (loads on first question)"}`;
     state.methods = methods.methods;
     for (const select of [$("#method-a"), $("#method-b")]) {
@@ -47,6 +50,14 @@ async function init() {
   } catch (err) {
     showFormError(`cannot reach the service: ${err.message}`);
   }
+}
+
+// the question box's hint comes from this KG: its most frequent relation's example triple ("Kismet: directed by?")
+function examplePrompt(stats) {
+  const [relation, example] = Object.entries(stats.relation_examples || {})[0] || [];
+  if (!relation) return "Ask about the KG";
+  const words = relation.split(/[./]/).pop().replaceAll("_", " ");
+  return `Ask about the KG, e.g. ${example.split(" → ")[0]}: ${words}?`;
 }
 
 function showFormError(message) {
@@ -126,6 +137,13 @@ function renderTopics() {
 }
 
 $("#compare").addEventListener("change", ev => { $("#method-b").disabled = !ev.target.checked; });
+$("#question").addEventListener("input", () => {
+  if (state.askedWith !== null && $("#question").value.trim() !== state.askedWith && state.topics.length) {
+    state.topics = [];
+    state.askedWith = null;
+    renderTopics();
+  }
+});
 
 // ------------------------------------------------------------------ panels
 function newPanel(method) {
@@ -371,6 +389,7 @@ async function run(retrieveOnly) {
       const panel = newPanel(method);
       panel.dataset.index = String(index);
       results.append(panel);
+      state.askedWith = question;
       return runPanel(panel, { question, method, topic_entities: [...state.topics] }, retrieveOnly);
     }));
   } finally {
