@@ -367,3 +367,15 @@ def test_retries_stop_when_the_caller_stops_waiting():
     with fake_llm_server(fail_and_give_up) as server, cancel_scope(flag), pytest.raises(Cancelled):
         llm(server.url, max_retries=5).generate("Who directed Heat?")
     assert server.requests == 1
+
+
+def test_kgrag_llm_names_the_default_llm(store, tmp_path, monkeypatch):
+    """$KGRAG_LLM is the LLM when --llm is not given (docs run their examples on the test model this way)."""
+    from kgrag.models.llm import load_llm
+
+    script = tmp_path / "s.json"
+    script.write_text('{"default": "<answers>Michael Mann</answers>"}')
+    monkeypatch.setenv("KGRAG_LLM", f"scripted:{script}")
+    assert load_llm().model_id.startswith("scripted:")
+    proc = run_cli("ask", store, "Who directed Heat?", "--method", "kaping")  # the subprocess inherits it
+    assert "A: Michael Mann" in proc.stdout

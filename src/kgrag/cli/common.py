@@ -38,7 +38,11 @@ def load_store(kg_dir: Path):
 
 LLMOpt = Annotated[
     str | None,
-    typer.Option("--llm", help="llamacpp:<model|file.gguf> | openai:<model>@<url> | scripted:<file>"),
+    typer.Option(
+        "--llm",
+        help="llamacpp:<model|file.gguf> | openai:<model>@<url> | scripted:<file> (default: $KGRAG_LLM, else the "
+        "local default model)",
+    ),
 ]
 LLMTimeoutOpt = Annotated[
     float | None,
@@ -53,11 +57,11 @@ LLMTimeoutOpt = Annotated[
 def llm_timeout_kwargs(spec: str | None, timeout: float | None) -> dict[str, float]:
     """``load_llm`` keywords for ``--llm-timeout``, which only an HTTP endpoint can honour: a local model runs
     in this process and cannot be interrupted, so asking for a timeout there is a usage error."""
-    from kgrag.models.llm import DEFAULT_LLM
+    from kgrag.models.llm import default_llm_spec
 
     if timeout is None:
         return {}
-    if not (spec or DEFAULT_LLM).startswith("openai:"):
+    if not (spec or default_llm_spec()).startswith("openai:"):
         raise typer.BadParameter(
             "bounds calls to an openai:MODEL@URL endpoint; a local or scripted LLM takes no timeout",
             param_hint="--llm-timeout",

@@ -96,9 +96,9 @@ class ServiceState:
     def llm_spec(self) -> str:
         if self._llm is not None:
             return self._llm.model_id
-        from kgrag.models.llm import DEFAULT_LLM
+        from kgrag.models.llm import default_llm_spec
 
-        return self.config.llm or DEFAULT_LLM
+        return self.config.llm or default_llm_spec()
 
     def llm(self) -> LLM:
         """The service's LLM, loaded on first use (a local model takes seconds) and wrapped in the call limit."""

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,12 @@ from kgrag.registry import Registry
 DEFAULT_LLM = f"llamacpp:{DEFAULT_MODEL}"
 
 backends: Registry[Callable[..., LLM]] = Registry("LLM backend")
+
+
+def default_llm_spec() -> str:
+    """The LLM used when none is named: ``$KGRAG_LLM`` (set once per shell or service), else the local default
+    model."""
+    return os.environ.get("KGRAG_LLM") or DEFAULT_LLM
 
 
 @backends.register("llamacpp")
@@ -50,11 +57,11 @@ def _scripted(arg: str, **kwargs: Any) -> LLM:
 
 
 def load_llm(spec: str | None = None, *, cache: str | Path | ResponseCache | None = None, **kwargs: Any) -> LLM:
-    """Build an LLM from a spec string (default: the local default model).
+    """Build an LLM from a spec string (default: ``$KGRAG_LLM`` when set, else the local default model).
 
     ``cache`` (a path or a :class:`ResponseCache`) turns on the on-disk response cache.
     """
-    spec = spec or DEFAULT_LLM
+    spec = spec or default_llm_spec()
     kind, _, arg = spec.partition(":")
     factory = backends.get(kind)
     if cache is not None and not isinstance(cache, ResponseCache):
@@ -62,4 +69,13 @@ def load_llm(spec: str | None = None, *, cache: str | Path | ResponseCache | Non
     return factory(arg, cache=cache, **kwargs)
 
 
-__all__ = ["DEFAULT_LLM", "LLM", "Generation", "GenerationParams", "Messages", "backends", "load_llm"]
+__all__ = [
+    "DEFAULT_LLM",
+    "LLM",
+    "Generation",
+    "GenerationParams",
+    "Messages",
+    "backends",
+    "default_llm_spec",
+    "load_llm",
+]
