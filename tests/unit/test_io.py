@@ -374,3 +374,25 @@ def test_a_row_naming_one_column_is_data_when_the_rows_after_it_use_its_values(t
     path.write_text("heat,type,film\nalien,type,film\n")
     kg = load_file(path)
     assert kg.num_triples == 2 and kg.relations == ["type"]
+
+
+def test_load_file_says_which_columns_it_took(tmp_path):
+    """The user sees how their file was read: the format, and which columns became head, relation and tail."""
+    from kgrag.graph.io import load_file
+
+    with_header = tmp_path / "kg.csv"
+    with_header.write_text("subject,predicate,object\nHeat,directed by,Michael Mann\n")
+    notes: list[str] = []
+    load_file(with_header, notes=notes)
+    assert notes == [
+        "format: csv (from the file's name and first lines)",
+        "header row: 'subject' → head, 'predicate' → relation, 'object' → tail",
+    ]
+    bare = tmp_path / "kg.tsv"
+    bare.write_text("Heat\tdirected by\tMichael Mann\n")
+    notes = []
+    load_file(bare, notes=notes)
+    assert notes[-1] == "no header row: columns 1, 2, 3 → head, relation, tail"
+    notes = []
+    load_file(with_header, head="object", relation="predicate", tail="subject", notes=notes)
+    assert notes[-1] == "header row: 'object' → head, 'predicate' → relation, 'subject' → tail"

@@ -54,9 +54,14 @@ def ingest(
     def column(value: str | None) -> str | int | None:
         return int(value) if value is not None and value.isdigit() else value
 
+    notes: list[str] = []
     with err_console.status(f"reading {path}", spinner="dots") if not as_json else nullcontext():
-        kg = load_file(path, format=format, head=column(head), relation=column(relation), tail=column(tail))
+        picks = {"head": column(head), "relation": column(relation), "tail": column(tail)}
+        kg = load_file(path, format=format, notes=notes, **picks)
         store = kg.save(out)
+    if not as_json:
+        for note in notes:
+            err_console.print(f"  {note}", highlight=False, markup=False)
     _ingest_summary(kg, store, path, time.perf_counter() - start, as_json)
 
 

@@ -25,11 +25,19 @@ from kgrag.cli.common import (
 
 
 @app.command()
-def methods(as_json: JsonOpt = False) -> None:
-    """List the registered methods."""
+def methods(
+    as_json: JsonOpt = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print every method's settings as Markdown.")] = False,
+) -> None:
+    """List the registered methods (--markdown: their settings, defaults and notes: docs/settings.md)."""
     from kgrag.methods import get as get_method
     from kgrag.methods import registry
 
+    if markdown:
+        from kgrag.methods.settings_doc import settings_markdown
+
+        sys.stdout.write(settings_markdown())
+        return
     rows = [
         {"name": n, "needs_llm": get_method(n).needs_llm, "doc": (get_method(n).__doc__ or "").strip()}
         for n in registry

@@ -63,11 +63,13 @@ def load_file(
     relation: str | int | None = None,
     tail: str | int | None = None,
     header: bool | None = None,
+    notes: list[str] | None = None,
 ) -> KnowledgeGraph:
     """Load a KG from a triples file.
 
     ``head/relation/tail`` pick columns (names, or 0-based numbers) for tsv/csv and keys for jsonl;
-    ``header`` forces header detection on or off for tsv/csv.
+    ``header`` forces header detection on or off for tsv/csv. ``notes``, when given, receives what the reader
+    chose (the format, which columns it took) for the user to check.
 
     >>> kg = load_file("kb.txt.gz")  # doctest: +SKIP
     """
@@ -80,6 +82,23 @@ def load_file(
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {format!r}; choose one of auto, {', '.join(FORMATS)}")
     builder = TripleBuilder(source=str(path))
+    builder.notes.append(f"format: {fmt}" + (" (from the file's name and first lines)" if format == "auto" else ""))
+    kg = _load(path, fmt, builder, head, relation, tail, header)
+    if notes is not None:
+        notes.extend(dict.fromkeys(builder.notes))  # the fast reader and the line reader may both note a choice
+    return kg
+
+
+def _load(
+    path: Path,
+    fmt: str,
+    builder: TripleBuilder,
+    head: str | int | None,
+    relation: str | int | None,
+    tail: str | int | None,
+    header: bool | None,
+) -> KnowledgeGraph:
+    """The vectorised reader where the format allows and the file is clean, else the line-by-line one."""
     if fmt in ("spo", "tsv", "csv"):
         from kgrag.graph.fastparse import Irregular
 

@@ -30,6 +30,7 @@ class TripleBuilder:
         self.rels = array("i")
         self.tails = array("i")
         self.aliases: dict[int, list[str]] = {}
+        self.notes: list[str] = []  # what a reader chose for the user to see ("columns: subject → head, ...")
 
     def fail(self, line: int | None, problem: str) -> KGFormatError:
         return KGFormatError(self.source, line, problem)

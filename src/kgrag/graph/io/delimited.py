@@ -69,9 +69,12 @@ def _resolve_columns(
         if all(w is None for w in wanted):
             if n_fields != 3:
                 raise builder.fail(1, f"no header and {n_fields} columns; {_column_hint(header_line)}")
+            builder.notes.append("no header row: columns 1, 2, 3 → head, relation, tail")
             return 0, 1, 2
         if not all(isinstance(w, int) for w in wanted):
             raise builder.fail(1, "the file has no header row, so --head/--relation/--tail must be column numbers")
+        numbers = ", ".join(str(int(w) + 1) for w in wanted)  # type: ignore[arg-type]
+        builder.notes.append(f"no header row: columns {numbers} → head, relation, tail")
         return wanted  # type: ignore[return-value]
     lowered = [h.strip().lower() for h in header]
     indices = []
@@ -95,6 +98,9 @@ def _resolve_columns(
         indices.append(idx)
     if len(set(indices)) != 3:
         raise builder.fail(1, f"head, relation and tail must be three different columns, got {indices}")
+    builder.notes.append(
+        "header row: " + ", ".join(f"{header[i]!r} → {what}" for i, what in zip(indices, ("head", "relation", "tail")))
+    )
     return indices[0], indices[1], indices[2]
 
 
