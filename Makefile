@@ -17,7 +17,9 @@ runtime: $(BIN)/python
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 	  echo ">> building the local LLM runtime llama-cpp-python (one-time, ~6-8 min; pip caches it afterwards)"
 
-## demo: install kgrag with the local LLM, set up the default model, answer questions on the MetaQA movie KG
+## demo: install kgrag with the local LLM, set up the default model, answer questions on the MetaQA movie KG with
+## the methods side by side, then bring a KG of your own kind (examples/university) and evaluate on its questions
+EXAMPLE_KG ?= .kgrag/university
 demo: runtime
 	$(PIP) install -q -e '.[local]'
 	$(KGRAG) models setup
@@ -26,11 +28,21 @@ demo: runtime
 	@echo; echo "== KG lookups (no LLM)"
 	$(KGRAG) neighbors $(DEMO_KG) Kismet --relation directed_by
 	$(KGRAG) paths $(DEMO_KG) --from "Michael Mann" --to "Al Pacino"
-	@echo; echo "== questions answered with KG evidence by the local LLM (Qwen2.5-Coder-1.5B, kaping baseline)"
-	$(KGRAG) ask $(DEMO_KG) "Who directed the movie Heat?" --method kaping
+	@echo; echo "== a 2-hop question, answered with its supporting KG path and a confidence by the local LLM (Qwen2.5-Coder-1.5B)"
+	$(KGRAG) ask $(DEMO_KG) "what are the languages spoken in the films directed by Joel Zwick" --method frag
 	$(KGRAG) ask $(DEMO_KG) "what are the languages spoken in the films directed by Joel Zwick" --method kaping
 	@echo; echo "== the same model without the KG (llm baseline)"
 	$(KGRAG) ask $(DEMO_KG) "what are the languages spoken in the films directed by Joel Zwick" --method llm
+	@echo; echo "== your own KG: a CSV with its own relation names (examples/university), as you would bring yours"
+	$(KGRAG) ingest examples/university/kg.csv --out $(EXAMPLE_KG)
+	$(KGRAG) ask $(EXAMPLE_KG) "Who teaches the prerequisite of Distributed Systems?" --method frag
+	$(KGRAG) ask $(EXAMPLE_KG) "Who teaches Quantum Basket Weaving?" --method kaping
+	$(KGRAG) eval $(EXAMPLE_KG) -d jsonl:examples/university/questions.jsonl -m frag --limit 5 --out .kgrag/runs/university
+	@echo; echo "== next steps"
+	@echo "  source $(VENV)/bin/activate          # puts kgrag on your PATH"
+	@echo "  open .kgrag/runs/university/report.md  # the evaluation report (Hit@1, cost, risk-coverage, plots)"
+	@echo "  kgrag ingest YOUR_FILE.csv --out kg/mine && kgrag ask kg/mine 'your question' --method frag"
+	@echo "  docs: docs/tutorial.md (pip install -e '.[docs]' && mkdocs serve)"
 
 ## test: install kgrag with its dev extras and the test model, lint, run the whole test suite
 test: runtime
