@@ -117,7 +117,7 @@ def test_stream_sends_each_step_before_the_answer(client):
 def test_retrieve_needs_no_llm(kg):
     app = create_app(kg, ServiceConfig(llm="scripted:/nonexistent/script.json"))
     with local_client(app) as c:
-        resp = c.post("/retrieve", json={"question": "who directed Heat", "settings": {"top_k": 3}})
+        resp = c.post("/retrieve", json={"question": "who directed Heat", "method": "kaping", "settings": {"top_k": 3}})
         assert resp.status_code == 200, resp.text
         body = resp.json()
         assert len(body["evidence"]) == 3 and body["evidence"][0]["text"] == "Heat directed by Michael Mann"

@@ -35,7 +35,9 @@ from kgrag.cli.common import (
 def ask(
     kg_dir: KGDir,
     question: Annotated[str, typer.Argument(help="The question.")],
-    method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`).")] = "llm",
+    method: Annotated[
+        str, typer.Option("--method", "-m", help="Method name (see `kgrag methods`); auto picks per question.")
+    ] = "auto",
     llm: LLMOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic entity (repeatable).")] = None,

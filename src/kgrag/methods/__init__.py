@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kgrag.methods import auto as _auto  # noqa: F401 - registers auto
 from kgrag.methods import baselines as _baselines  # noqa: F401 - registers the baselines
 from kgrag.methods import byokg as _byokg  # noqa: F401 - registers byokg, byokg-agentic, byokg-scoring
 from kgrag.methods import decompose as _decompose  # noqa: F401 - registers decompose

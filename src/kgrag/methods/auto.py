@@ -1,0 +1,101 @@
+"""``auto``: the method to use when you do not know which one suits your KG and question.
+
+It picks per question, from what the KG is and what the question asks, and says in the trace why:
+
+- a question that counts, sums, averages, ranks or compares ("how many", "average", "top 3", "more than") over a
+  KG that came from a property graph (typed node properties, a stored mapping) goes to ``text2cypher``: path
+  methods cannot aggregate;
+- everything else goes to ``frag`` (relation paths; trained models where ``kgrag adapt`` or the shipped ones
+  exist for this KG, zero-shot elsewhere). When its answer is unsure (confidence below ``second_opinion``), the
+  one-call ``kaping`` is asked too and the surer of the two answers is kept: the methods fail on different
+  questions (a long path the model misreads, a fact the triple ranking cut), and the calibrated confidence
+  (:mod:`kgrag.methods.confidence`) says which to trust.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Annotated
+
+from kgrag.graph.property_graph import stored_mapping
+from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.methods.settings import ClientRange
+from kgrag.types import Answer, Evidence, Usage
+
+# words that ask for an aggregate, an order or a comparison: the work of a query language, not of a path
+_AGGREGATE = re.compile(
+    r"\b(how many|number of|count|total|sum|average|avg|mean|maximum|minimum|most|least|top \d+|highest|lowest|"
+    r"more than|less than|fewer than|at least|at most|per|each|ranked?|sorted|order(ed)? by)\b",
+    re.I,
+)
+
+
+class AutoConfig(MethodConfig):
+    # ask kaping too when frag's top answer is less sure than this (0: never, 1: always)
+    second_opinion: Annotated[float, ClientRange(0, 1)] = 0.5
+
+
+def asks_for_aggregate(question: str) -> bool:
+    """Whether the question counts, sums, ranks or compares (English cue words; a miss only costs the choice)."""
+    return bool(_AGGREGATE.search(question))
+
+
+@registry.register("auto")
+class Auto(Method):
+    """Picks per question: text2cypher for aggregates on a property graph, else frag, with kaping's answer kept
+    instead when frag is unsure and kaping is surer."""
+
+    name = "auto"
+    Config = AutoConfig
+    config: AutoConfig
+
+    def _make(self, name: str) -> Method:
+        from kgrag.methods import get as get_method
+
+        return get_method(name)(self.kg, llm=self.llm, embedder=self.embedder, abstain=self.config.abstain)
+
+    def _route(self, question: str) -> tuple[str, str]:
+        if stored_mapping(self.kg) is not None and asks_for_aggregate(question):
+            return "text2cypher", "the question aggregates or compares, and the KG is a property graph"
+        return "frag", "a question about entities and their relations: relation paths"
+
+    def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
+        return self._make(self._route(question)[0]).retrieve(question, topic_entities)
+
+    def answer(self, question: str, topic_entities: Sequence[str] | None = None) -> Answer:
+        if self.llm is None:
+            raise ValueError(f"method {self.name!r} needs an LLM")
+        chosen, why = self._route(question)
+        first = self._make(chosen).answer(question, topic_entities)
+        candidates = [(chosen, first)]
+        sure = _top_confidence(first)
+        if chosen == "frag" and sure < self.config.second_opinion:
+            candidates.append(("kaping", self._make("kaping").answer(question, topic_entities)))
+        name, best = max(candidates, key=lambda c: _top_confidence(c[1]))
+        if len(candidates) > 1:
+            why += (
+                f"; frag's answer had confidence {sure:.2f} < {self.config.second_opinion:g}, so kaping was asked "
+                f"too ({_top_confidence(candidates[1][1]):.2f}); kept {name}'s"
+            )
+        trace = Trace()  # a traced step, so the service streams it like the chosen method's own
+        with trace.step("auto", question=question) as step:
+            step.outputs.update({"chosen": name, "why": why})
+        calls = [call for _, answer in candidates for call in answer.usage.calls]
+        seconds = sum(answer.usage.seconds for _, answer in candidates)
+        return best.model_copy(
+            update={
+                "method": self.name,
+                "trace": [*best.trace, *trace.steps],
+                "usage": Usage.from_calls(calls, seconds),
+            }
+        )
+
+    def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
+        answer = self.answer(question, topic_entities)  # answer() is the entry point; this keeps the interface
+        trace.steps.extend(answer.trace)
+        return answer.answers, answer.evidence
+
+
+def _top_confidence(answer: Answer) -> float:
+    return max(answer.confidence.values(), default=0.0) if answer.answers else 0.0

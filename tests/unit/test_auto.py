@@ -1,0 +1,37 @@
+"""The ``auto`` method: which method answers, why, and a second opinion when the first is unsure."""
+
+from __future__ import annotations
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import confidence
+from kgrag.methods import get as get_method
+from kgrag.methods.auto import asks_for_aggregate
+from kgrag.models.embeddings import load_embedder
+from kgrag.models.llm.scripted import ScriptedLLM
+from tests.conftest import MOVIES
+
+
+def _auto(monkeypatch, **settings):
+    # every answer gets the same confidence: 1 / (1 + e^1) ~ 0.27, below the default second_opinion
+    monkeypatch.setattr(confidence, "_weights", lambda: {"*": {"bias": -1.0}})
+    kg = KnowledgeGraph.from_triples(MOVIES)
+    llm = ScriptedLLM({"default": "<answers>Michael Mann</answers>"})
+    return get_method("auto")(kg, llm=llm, embedder=load_embedder("static"), **settings)
+
+
+def test_paths_first_and_a_second_opinion_when_unsure(monkeypatch):
+    answer = _auto(monkeypatch).answer("Who directed Heat?")
+    step = answer.trace[-1]
+    assert answer.method == "auto" and step.name == "auto"
+    assert "kaping was asked too" in step.outputs["why"] and step.outputs["chosen"] in ("frag", "kaping")
+    assert answer.usage.llm_calls == 2 and answer.answers == ["Michael Mann"]
+    assert answer.support["Michael Mann"]  # the chosen method's support and confidence come with it
+    sure = _auto(monkeypatch, second_opinion=0.0).answer("Who directed Heat?")
+    assert sure.usage.llm_calls == 1 and sure.trace[-1].outputs["chosen"] == "frag"
+
+
+def test_aggregates_are_recognised():
+    for question in ("How many films did Michael Mann direct?", "average unit price per category", "top 3 customers"):
+        assert asks_for_aggregate(question), question
+    for question in ("Who directed Heat?", "which films star Al Pacino", "what language is Heat in"):
+        assert not asks_for_aggregate(question), question
