@@ -69,6 +69,8 @@ def settings_markdown() -> str:
     ]
     for name in registry:
         method = get_method(name)
+        if not method.__module__.startswith("kgrag."):  # registered by a plugin or a test, not shipped
+            continue
         config = method.Config
         notes = field_notes(config)
         doc = " ".join((method.__doc__ or "").split())
