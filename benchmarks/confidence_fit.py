@@ -63,6 +63,25 @@ def predict(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-np.clip(w[0] + x @ w[1:], -30, 30)))
 
 
+def flagged(scored: list[dict], thresholds: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8)) -> list[dict]:
+    """At each threshold: the share of wrong answers flagged (ungrounded, or confidence below it) and the share of
+    right answers kept (grounded and at or above it), issue #27's two sides of an abstention threshold."""
+    wrong = [r for r in scored if not r["hit@1"]]
+    right = [r for r in scored if r["hit@1"]]
+    out = []
+    for t in thresholds:
+        caught = [not r.get("grounded", True) or r["confidence"] < t for r in wrong]
+        kept = [bool(r.get("grounded", True)) and r["confidence"] >= t for r in right]
+        out.append(
+            {
+                "threshold": t,
+                "wrong_flagged": round(float(np.mean(caught)), 4) if caught else None,
+                "right_kept": round(float(np.mean(kept)), 4) if kept else None,
+            }
+        )
+    return out
+
+
 def held_out(by_kg: dict[str, list[dict]]) -> dict:
     """ECE and risk–coverage on rows the weights were not fitted on: each KG left out in turn, and two folds."""
     out: dict = {"leave_one_kg_out": {}}
@@ -93,6 +112,7 @@ def held_out(by_kg: dict[str, list[dict]]) -> dict:
         conf = predict(fit(*design(train)), design(test)[0])
         scored += [{**r, "confidence": float(c)} for r, c in zip(test, conf)]
     out["two_folds"] = calibration_summary(scored)
+    out["two_folds"]["flagged"] = flagged(scored)
     x, y = design(rows)
     out["constant_baseline_ece"] = round(expected_calibration_error(np.full(len(y), y.mean()), y), 4)
     return out
