@@ -89,7 +89,8 @@ class Auto(Method):
         return best.model_copy(
             update={
                 "method": self.name,
-                "trace": [*best.trace, *trace.steps],
+                # every step that ran, in order (both methods' when kaping was asked), then auto's choice
+                "trace": [*(s for _, answer in candidates for s in answer.trace), *trace.steps],
                 "usage": Usage.from_calls(calls, seconds),
             }
         )
