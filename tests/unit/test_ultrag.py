@@ -298,7 +298,7 @@ def test_cli_retrieve_and_ask_with_a_scripted_llm(tmp_path):
     proc = run_cli(
         "ask", str(tmp_path / "kg"), "when was Heat released", "--method", "ultrag", "--llm", f"scripted:{script}",
     )  # fmt: skip
-    assert "1995 ← Heat release year 1995" in proc.stdout
+    assert "1995 (confidence " in proc.stdout and "← Heat release year 1995" in proc.stdout
 
 
 def test_movies_kg_fixture_unchanged(movies_kg):

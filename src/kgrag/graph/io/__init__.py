@@ -83,21 +83,16 @@ def load_file(
         raise ValueError(f"unknown format {format!r}; choose one of auto, {', '.join(FORMATS)}")
     builder = TripleBuilder(source=str(path))
     builder.notes.append(f"format: {fmt}" + (" (from the file's name and first lines)" if format == "auto" else ""))
-    kg = _load(path, fmt, builder, head, relation, tail, header)
+    kg = _load(path, fmt, builder, (head, relation, tail), header)
     if notes is not None:
         notes.extend(dict.fromkeys(builder.notes))  # the fast reader and the line reader may both note a choice
     return kg
 
 
-def _load(
-    path: Path,
-    fmt: str,
-    builder: TripleBuilder,
-    head: str | int | None,
-    relation: str | int | None,
-    tail: str | int | None,
-    header: bool | None,
-) -> KnowledgeGraph:
+Columns = tuple[str | int | None, str | int | None, str | int | None]  # head, relation, tail
+
+
+def _load(path: Path, fmt: str, builder: TripleBuilder, columns: Columns, header: bool | None) -> KnowledgeGraph:
     """The vectorised reader where the format allows and the file is clean, else the line-by-line one."""
     if fmt in ("spo", "tsv", "csv"):
         from kgrag.graph.fastparse import Irregular
@@ -109,29 +104,22 @@ def _load(
                 path,
                 builder,
                 "\t" if fmt == "tsv" else ",",
-                columns=(head, relation, tail),
+                columns=columns,
                 header=header,
                 quoted=fmt == "csv",
             )
         except Irregular:
             pass  # the line-by-line reader below finds and reports what is wrong
     try:
-        _read_lines(path, fmt, builder, head, relation, tail, header)
+        _read_lines(path, fmt, builder, columns, header)
     except KGFormatError as exc:
         raise (gzip_damage(path) or exc) from None
     return builder.build()
 
 
-def _read_lines(
-    path: Path,
-    fmt: str,
-    builder: TripleBuilder,
-    head: str | int | None,
-    relation: str | int | None,
-    tail: str | int | None,
-    header: bool | None,
-) -> None:
+def _read_lines(path: Path, fmt: str, builder: TripleBuilder, columns: Columns, header: bool | None) -> None:
     """The line-by-line reader of ``fmt``: slower than the vectorised one, but it names the bad line."""
+    head, relation, tail = columns
     if fmt == "spo":
         read_spo(path, builder)
     elif fmt in ("tsv", "csv"):
