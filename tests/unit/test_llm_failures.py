@@ -379,3 +379,21 @@ def test_kgrag_llm_names_the_default_llm(store, tmp_path, monkeypatch):
     assert load_llm().model_id.startswith("scripted:")
     proc = run_cli("ask", store, "Who directed Heat?", "--method", "kaping")  # the subprocess inherits it
     assert "A: Michael Mann" in proc.stdout
+
+
+def test_ask_shows_each_step_as_it_finishes_on_a_terminal(monkeypatch):
+    import io
+
+    from kgrag.cli import common, qa
+    from kgrag.methods.base import Trace
+    from kgrag.models.llm.scripted import ScriptedLLM
+
+    monkeypatch.setattr(common.err_console, "file", io.StringIO())
+    with qa._step_lines():
+        trace = Trace()
+        with trace.step("link"):
+            pass
+        with trace.step("answer"):
+            ScriptedLLM({"default": "x"}).generate("hi")
+    shown = common.err_console.file.getvalue()
+    assert "  link: 0.00 s (at " in shown and "  answer: " in shown and "1 LLM call(s)" in shown

@@ -55,7 +55,9 @@ def ask(
         kg.entity_id(name)  # unknown topic entities fail early, with suggestions
     with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
         model = open_llm(llm, cache=cache, timeout=llm_timeout) if method_cls.needs_llm else None
-    result = method_cls(kg, llm=model, **parse_settings(settings)).answer(question, topic_list(topic))
+    instance = method_cls(kg, llm=model, **parse_settings(settings))
+    with _step_lines() if err_console.is_terminal and not as_json else nullcontext():
+        result = instance.answer(question, topic_list(topic))
     if as_json:
         print_json(result.model_dump(mode="json"))
         return
@@ -80,6 +82,24 @@ def ask(
         f"({u.evaluated_prompt_tokens} prompt tokens read) · "
         f"{u.seconds:.1f} s[/dim]"
     )
+
+
+def _step_lines() -> Any:
+    """A line on stderr as each step of the method finishes (linking, retrieval, the LLM call), with its time and
+    the time since the question was asked: where the seconds go. Only on a terminal: a script reading stderr
+    gets one line per error and nothing else."""
+    from kgrag.methods.base import observe_steps
+
+    start = time.perf_counter()
+
+    def line(step: Any) -> None:
+        calls = f", {step.llm_calls} LLM call(s)" if step.llm_calls else ""
+        err_console.print(
+            f"[dim]  {step.name}: {step.seconds:.2f} s{calls} (at {time.perf_counter() - start:.1f} s)[/dim]",
+            highlight=False,
+        )
+
+    return observe_steps(line)
 
 
 @app.command()
