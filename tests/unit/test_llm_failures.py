@@ -379,6 +379,8 @@ def test_kgrag_llm_names_the_default_llm(store, tmp_path, monkeypatch):
     assert load_llm().model_id.startswith("scripted:")
     proc = run_cli("ask", store, "Who directed Heat?", "--method", "kaping")  # the subprocess inherits it
     assert "A: Michael Mann" in proc.stdout
+    proc = run_cli("ask", store, "Who directed Heat?")  # the default method, auto, says whom it let answer
+    assert "A: Michael Mann" in proc.stdout and "auto → " in proc.stdout
 
 
 def test_ask_shows_each_step_as_it_finishes_on_a_terminal(monkeypatch):

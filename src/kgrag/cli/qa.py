@@ -77,6 +77,9 @@ def ask(
     for ev in result.evidence[:10]:
         console.print(f"   · {ev.text}", markup=False, highlight=False)
     u = result.usage
+    chose = next((step.outputs for step in result.trace if step.name == "auto"), None)
+    if chose:  # which method auto let answer, and why
+        console.print(f"[dim]auto → {chose.get('chosen')}: {chose.get('why')}[/dim]", highlight=False)
     console.print(
         f"[dim]{method} · {u.llm_calls} LLM call(s) · {u.prompt_tokens}+{u.completion_tokens} tokens "
         f"({u.evaluated_prompt_tokens} prompt tokens read) · "
