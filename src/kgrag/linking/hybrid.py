@@ -6,6 +6,7 @@ embedding cosine × 0.9 — so an exact hit always outranks a near miss.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
 
 from kgrag.graph.kg import KnowledgeGraph
@@ -71,19 +72,14 @@ class HybridLinker:
     def _fuzzy_mentions(self, question: str, k: int) -> list[Span]:
         toks = tokens_with_spans(question)
         found: list[tuple[float, int, int, list[Candidate]]] = []
-        longest = min(self.names.max_tokens, 5)
-        for i in range(len(toks)):
-            for j in range(i + 1, min(len(toks), i + longest) + 1):
-                words = [t for t, _, _ in toks[i:j]]
-                if all(w in STOPWORDS for w in words) or sum(len(w) for w in words) < 4:
-                    continue
-                if inside_compound(question, toks[i][1], toks[j - 1][2]):
-                    continue
-                cands = self.fuzzy.link(
-                    question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False
-                )
-                if cands:
-                    found.append((cands[0].score + 0.01 * (j - i), i, j, cands))
+        for i, j in _phrases(toks, min(self.names.max_tokens, 5)):
+            if inside_compound(question, toks[i][1], toks[j - 1][2]):
+                continue
+            cands = self.fuzzy.link(
+                question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False
+            )
+            if cands:
+                found.append((cands[0].score + 0.01 * (j - i), i, j, cands))
         found.sort(key=lambda f: -f[0])
         taken: set[int] = set()
         spans = []
@@ -103,14 +99,9 @@ class HybridLinker:
         nothing the KG has."""
         toks = tokens_with_spans(question)
         best: dict[int, float] = {}
-        for i in range(len(toks)):
-            for j in range(i + 1, min(len(toks), i + 3) + 1):
-                words = [t for t, _, _ in toks[i:j]]
-                if all(w in STOPWORDS for w in words) or sum(len(w) for w in words) < 4:
-                    continue
-                phrase = question[toks[i][1] : toks[j - 1][2]]
-                for c in self.fuzzy.link(phrase, k, score_cutoff=cutoff):
-                    best[c.entity] = max(best.get(c.entity, 0.0), c.score + 0.05 * (j - i - 1))
+        for i, j in _phrases(toks, 3):
+            for c in self.fuzzy.link(question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=cutoff):
+                best[c.entity] = max(best.get(c.entity, 0.0), c.score + 0.05 * (j - i - 1))
         return [self.kg.entities[e] for e in sorted(best, key=lambda e: (-best[e], e))[:k]]
 
     def link_text(self, text: str, k: int | None = None) -> LinkResult:
@@ -130,3 +121,13 @@ class HybridLinker:
             if cands:
                 ids.append(cands[0].entity)
         return ids
+
+
+def _phrases(toks: list[tuple[str, int, int]], longest: int) -> Iterator[tuple[int, int]]:
+    """Token ranges ``[i, j)`` of at most ``longest`` tokens worth looking up by fuzzy match: not all stopwords,
+    at least four letters."""
+    for i in range(len(toks)):
+        for j in range(i + 1, min(len(toks), i + longest) + 1):
+            words = [t for t, _, _ in toks[i:j]]
+            if not all(w in STOPWORDS for w in words) and sum(len(w) for w in words) >= 4:
+                yield i, j
