@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from kgrag.graph.property_graph import stored_mapping
 from kgrag.methods.base import Method, MethodConfig, Trace, registry
@@ -53,10 +53,19 @@ class Auto(Method):
     Config = AutoConfig
     config: AutoConfig
 
-    def _make(self, name: str) -> Method:
-        from kgrag.methods import get as get_method
+    def __init__(self, kg: Any, llm: Any = None, embedder: Any = None, **config: Any) -> None:
+        super().__init__(kg, llm=llm, embedder=embedder, **config)
+        self._inner: dict[str, Method] = {}
 
-        return get_method(name)(self.kg, llm=self.llm, embedder=self.embedder, abstain=self.config.abstain)
+    def _make(self, name: str) -> Method:
+        """The method ``name``, built once per auto instance: building frag loads its router and pattern scorer
+        and checks an adapted KG's files, work a question should not repeat."""
+        if name not in self._inner:
+            from kgrag.methods import get as get_method
+
+            made = get_method(name)(self.kg, llm=self.llm, embedder=self.embedder, abstain=self.config.abstain)
+            self._inner.setdefault(name, made)  # two threads may build it; both use the first one kept
+        return self._inner[name]
 
     def _route(self, question: str) -> tuple[str, str]:
         if stored_mapping(self.kg) is not None and asks_for_aggregate(question):
