@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 class TokenLogprob(NamedTuple):
     """One generated token as the model saw it: its log-probability, the likeliest token's, and the entropy (in
-    nats) of that step's distribution — all before a grammar narrowed the choice."""
+    nats) of that step's distribution — all among the tokens a grammar allowed, when one was given."""
 
     token: str
     logprob: float

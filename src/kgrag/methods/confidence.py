@@ -12,8 +12,8 @@ one ``abstain`` threshold:
 - ``answers``: how many answers the model gave (a long list is a guess spread thin);
 - ``options``: how many distinct entities the evidence showed (more to choose from, easier to choose wrong);
 - ``llm``: the probability the model gave the answer's words as it wrote them (the product over their tokens,
-  read before any grammar); ``llm_ratio``: the same relative to the likeliest token at each step (1 when the
-  model wrote its own first choice, less where a grammar or the sampler steered it); ``llm_entropy``: how spread
+  among the continuations a grammar allowed); ``llm_ratio``: the same relative to the likeliest token at each
+  step (1 when the model wrote its own first choice, less where the sampler steered it); ``llm_entropy``: how spread
   the model's distribution was over those steps. All where the backend reports token log-probabilities (local
   llama.cpp models) and the answer is written in the reply; ``llm_known`` says whether it was (a cached reply
   from before they were kept, or an endpoint that does not give them, leaves them at 0).

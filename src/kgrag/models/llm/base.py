@@ -39,8 +39,8 @@ class Generation:
     """Prompt tokens the model actually read, i.e. not restored from a kept prefix (KV state); ``None`` when the
     backend cannot tell, which counts as all of them. The time a call takes follows this, not ``prompt_tokens``."""
     token_logprobs: list[TokenLogprob] | None = None
-    """Each generated token with the model's log-probability of it (before any grammar), where the backend gives
-    them: how sure the model was of what it wrote (:mod:`kgrag.methods.confidence`)."""
+    """Each generated token with the model's log-probability of it (among what a grammar allowed), where the
+    backend gives them: how sure the model was of what it wrote (:mod:`kgrag.methods.confidence`)."""
 
     @property
     def evaluated(self) -> int:

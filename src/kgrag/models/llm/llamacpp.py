@@ -115,10 +115,10 @@ class _TokenLogprobs:
     """Notes how likely the model found each token it wrote, as the last sampler of llama.cpp's chain.
 
     llama-cpp-python gives log-probabilities only with ``logits_all``, which keeps the logits of every prompt
-    token (n_ctx x 152k floats for Qwen), and its ``logits_processor`` hook copies every step's vocabulary
-    through a slow ctypes view (a 135M model's 60-token reply took 84 s instead of 2). A sampler added at the
-    end of the chain reads the candidates in place: by then a grammar has set what it forbids to -inf, so the
-    probabilities are among the continuations the grammar allows, and ``selected`` is the token chosen.
+    token (n_ctx x 152k floats for Qwen); its ``logits_processor`` hook sees the logits before the grammar and
+    does not say which token was chosen. A sampler added at the end of the chain reads the candidates in place:
+    by then a grammar has set what it forbids to -inf, so the probabilities are among the continuations the
+    grammar allows, and ``selected`` is the token chosen.
     """
 
     def __init__(self, llama: Any) -> None:
