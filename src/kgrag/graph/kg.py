@@ -292,8 +292,8 @@ class KnowledgeGraph:
         deg = self.degree("both")
         rel_counts = np.bincount(self.rels, minlength=self.num_relations)
         order = np.argsort(-rel_counts, kind="stable")
-        _, first = np.unique(self.rels, return_index=True)
-        example = dict(zip(np.unique(self.rels).tolist(), first.tolist()))
+        present, first = np.unique(self.rels, return_index=True)  # each relation's first triple is its example
+        example = dict(zip(present.tolist(), first.tolist()))
         hubs = np.argsort(-deg, kind="stable")[:5] if len(deg) else np.empty(0, dtype=np.int64)
         return {
             "entities": self.num_entities,

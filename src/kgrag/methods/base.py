@@ -126,9 +126,9 @@ class Method(ABC):
         if answers and not support and self.reads_kg and not topic_entities and _found_no_entity(trace):
             answers, abstained = [], "no entity of the question was found in the KG, and nothing supports an answer"
             abstained += _closest_names(self.kg, question)
-        replies = [c.token_logprobs for c in calls if c.token_logprobs is not None]
+        reply = next((c.token_logprobs for c in reversed(calls) if c.token_logprobs is not None), None)
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
-        signals = answer_signals(answers, evidence, support, replies[-1] if replies else None)
+        signals = answer_signals(answers, evidence, support, reply)
         answers = supported_first(answers, support)
         sure = confidences(self.name, signals)
         threshold = self.config.abstain
