@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgrag.eval.calibration import calibration_summary, expected_calibration_error
+from kgrag.eval.calibration import calibration_summary
 from kgrag.methods.confidence import SIGNALS, WEIGHTS_FILE
 
 RESULTS = Path(__file__).with_name("results") / "confidence.json"
@@ -85,7 +85,7 @@ def flagged(scored: list[dict], thresholds: tuple[float, ...] = (0.5, 0.6, 0.7, 
 def held_out(by_kg: dict[str, list[dict]]) -> dict:
     """ECE and risk–coverage on rows the weights were not fitted on: each KG left out in turn, and two folds."""
     out: dict = {"leave_one_kg_out": {}}
-    pooled_conf, pooled_rows = [], []
+    pooled_rows: list[dict] = []
     for kg, rows in by_kg.items():
         rest = [r for other, rs in by_kg.items() if other != kg for r in rs]
         if not rest or not rows:
@@ -98,10 +98,8 @@ def held_out(by_kg: dict[str, list[dict]]) -> dict:
             "hit@1": round(float(y.mean()), 4),
             **calibration_summary(scored),
         }
-        pooled_conf.append(conf)
         pooled_rows += scored
     if pooled_rows:
-        x, y = design(pooled_rows)
         out["leave_one_kg_out_pooled"] = calibration_summary(pooled_rows)
     rows = [r for rs in by_kg.values() for r in rs]
     fold = np.array([int(hashlib.sha256(str(r["id"]).encode()).hexdigest(), 16) % 2 for r in rows])
@@ -113,8 +111,6 @@ def held_out(by_kg: dict[str, list[dict]]) -> dict:
         scored += [{**r, "confidence": float(c)} for r, c in zip(test, conf)]
     out["two_folds"] = calibration_summary(scored)
     out["two_folds"]["flagged"] = flagged(scored)
-    x, y = design(rows)
-    out["constant_baseline_ece"] = round(expected_calibration_error(np.full(len(y), y.mean()), y), 4)
     return out
 
 
