@@ -7,11 +7,16 @@ question; ``compare`` reads two snapshots and lists every question whose evidenc
     python benchmarks/retrieval_snapshot.py snapshot KG -d metaqa:Q1 -d metaqa:Q2 --sample 300 \
         --methods frag,kaping,byokg-scoring --out before.json
     python benchmarks/retrieval_snapshot.py compare before.json after.json   # exit 1 on any difference
+
+A full dev set takes hours for the slower methods on 2 cores, so ``--shard K/N`` snapshots every N-th question
+from the K-th (0-based) into a file of its own, and ``compare`` reads globs (``'before/*.json'``), merging the
+shards of each side: a run stopped half-way keeps the shards it finished.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import json
 import subprocess
@@ -41,6 +46,9 @@ def snapshot(args: argparse.Namespace) -> None:
 
     kg = KnowledgeGraph.load(args.kg)
     examples = select(load_datasets(args.dataset), sample=args.sample, seed=args.seed)
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split("/"))
+        examples = examples[k::n]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     out: dict = {"commit": commit, "questions": len(examples), "methods": {}, "seconds": {}}
     for name in args.methods.split(","):
@@ -57,9 +65,24 @@ def snapshot(args: argparse.Namespace) -> None:
     Path(args.out).write_text(json.dumps(out, indent=1), "utf-8")
 
 
+def load_snapshots(pattern: str) -> dict:
+    """One snapshot file, or the merge of every file a glob matches (the shards of one side)."""
+    files = sorted(glob.glob(pattern)) or [pattern]
+    merged: dict = {"commit": None, "questions": 0, "methods": {}}
+    for file in files:
+        part = json.loads(Path(file).read_text("utf-8"))
+        if merged["commit"] not in (None, part["commit"]):
+            raise SystemExit(f"{file}: commit {part['commit']}, the other shards are {merged['commit']}")
+        merged["commit"] = part["commit"]
+        merged["questions"] += part["questions"]
+        for name, prints in part["methods"].items():
+            merged["methods"].setdefault(name, {}).update(prints)
+    return merged
+
+
 def compare(args: argparse.Namespace) -> int:
-    before = json.loads(Path(args.before).read_text("utf-8"))
-    after = json.loads(Path(args.after).read_text("utf-8"))
+    before = load_snapshots(args.before)
+    after = load_snapshots(args.after)
     differing = 0
     report: dict = {"before": before["commit"], "after": after["commit"], "questions": before["questions"]}
     for name, prints in before["methods"].items():
@@ -88,10 +111,11 @@ def main() -> None:
     snap.add_argument("--sample", type=int, default=None, help="questions per group (default: all)")
     snap.add_argument("--seed", type=int, default=0)
     snap.add_argument("--methods", default=DEFAULT_METHODS)
+    snap.add_argument("--shard", help="K/N: every N-th question from the K-th (0-based)")
     snap.add_argument("--out", required=True)
     cmp_ = sub.add_parser("compare")
-    cmp_.add_argument("before")
-    cmp_.add_argument("after")
+    cmp_.add_argument("before", help="a snapshot file or a glob of shard files")
+    cmp_.add_argument("after", help="a snapshot file or a glob of shard files")
     cmp_.add_argument("--out", help="write the comparison as JSON")
     args = parser.parse_args()
     if args.command == "snapshot":
