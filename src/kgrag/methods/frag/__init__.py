@@ -41,7 +41,6 @@ from kgrag.methods.base import (
 from kgrag.methods.frag.alignment import AlignmentCosts, SpanSimilarities, aligned_pattern_scores
 from kgrag.methods.frag.config import FragConfig
 from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
-from kgrag.methods.frag.pattern_choice import TAG, group_by_pattern, pattern_grammar, patterns_text, read_choice
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
@@ -340,33 +339,8 @@ class Frag(Method):
     def _choose_answers(self) -> bool:
         return use_grammar(self.config.choose_answers, self.llm)
 
-    def _answer_by_pattern(self, question: str, evidence: list[Evidence], trace: Trace) -> list[str]:
-        """Zero-shot: the model chooses one of the best ``pattern_choices`` patterns by number (no call when
-        there is one); the answers are that pattern's ends (:mod:`kgrag.methods.frag.pattern_choice`)."""
-        with trace.step("answer") as step:
-            step.outputs["evidence_format"] = "patterns"
-            topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
-            groups = [g for g in group_by_pattern(self.kg, evidence) if g.ends(topics)][: self.config.pattern_choices]
-            step.outputs["choices"] = len(groups)
-            chosen: int | None = 0
-            if len(groups) > 1:
-                grammar = pattern_grammar(len(groups)) if self._choose_answers() else None
-                text, parsed = self.call_prompt(
-                    "frag_pattern", grammar=grammar, question=question, patterns=patterns_text(groups, topics)
-                )
-                chosen = read_choice(text, parsed.get(TAG), len(groups))
-                step.outputs["chosen"] = "unreadable reply: the best-ranked" if chosen is None else chosen + 1
-            group = groups[chosen or 0] if groups else None
-            answers = group.ends(topics) if group else []
-            steps = group.steps if group else ()
-            step.outputs["pattern"] = [rel if forward else f"{rel} (reverse)" for rel, forward in steps]
-            step.outputs["answers"] = answers
-        return answers
-
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         evidence, hops = self._retrieve(question, topic_entities, trace, for_answer=True)
-        if not hops and self.config.zero_shot_answer == "pattern":
-            return self._answer_by_pattern(question, evidence, trace), evidence
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside

@@ -84,8 +84,3 @@ class FragConfig(MethodConfig):
     # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
     # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
     choose_answers: GrammarSetting = "auto"
-    # zero-shot, what the answer call does: "pattern" — choose one of the best ``pattern_choices`` relation
-    # patterns by number, the answers being all its ends (methods/frag/pattern_choice.py); "entities" — read
-    # the paths and write (or choose) the answer entities
-    zero_shot_answer: Literal["pattern", "entities"] = "entities"
-    pattern_choices: Annotated[int, ClientRange(1, 20)] = 8

@@ -67,7 +67,7 @@ class _Node:
     children: dict[tuple[str, bool, str], _Node] = field(default_factory=dict)
 
 
-def path_steps(kg: KnowledgeGraph, ev: Evidence) -> list[tuple[str, bool, str]] | None:
+def _steps(kg: KnowledgeGraph, ev: Evidence) -> list[tuple[str, bool, str]] | None:
     """(relation, walked forwards, entity reached) per hop of a KG path; None for anything else."""
     if not ev.triples or len(ev.entities) != len(ev.triples) + 1 or len(ev.relations) != len(ev.triples):
         return None
@@ -78,12 +78,7 @@ def path_steps(kg: KnowledgeGraph, ev: Evidence) -> list[tuple[str, bool, str]] 
     return steps
 
 
-def edge_text(relation: str, forward: bool) -> str:
-    """One hop as the prompts write it: ``-[r]->`` walked forwards, ``<-[r]-`` backwards."""
-    return f"-[{relation}]->" if forward else f"<-[{relation}]-"
-
-
-def node_label(name: str) -> str:
+def _label(name: str) -> str:
     return UNNAMED if looks_like_identifier(name) else humanize(name)
 
 
@@ -94,7 +89,7 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
     loose: list[str] = []
     relations: list[str] = []
     for ev in evidence:
-        steps = path_steps(kg, ev)
+        steps = _steps(kg, ev)
         if steps is None:
             loose.append(ev.text)
             continue
@@ -105,7 +100,7 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
     short = short_relation_names(relations)
 
     def edge(rel: str, forward: bool) -> str:
-        return edge_text(short[rel], forward)
+        return f"-[{short[rel]}]->" if forward else f"<-[{short[rel]}]-"
 
     lines: list[str] = []
 
@@ -117,19 +112,19 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
             if child.children:
                 items.append((rel, forward, child))
             elif (rel, forward) in leaves:
-                leaves[(rel, forward)].append(node_label(child.name))
+                leaves[(rel, forward)].append(_label(child.name))
             else:
-                leaves[(rel, forward)] = [node_label(child.name)]
+                leaves[(rel, forward)] = [_label(child.name)]
                 items.append((rel, forward, leaves[(rel, forward)]))
         for rel, forward, item in items:
             if isinstance(item, list):
                 lines.append("  " * depth + f"{edge(rel, forward)} {'; '.join(item)}")
                 continue
             child = item
-            chain = [f"{edge(rel, forward)} {node_label(child.name)}"]
+            chain = [f"{edge(rel, forward)} {_label(child.name)}"]
             while len(child.children) == 1:  # a path that does not branch stays on one line
                 (next_rel, next_forward, _), child = next(iter(child.children.items()))
-                chain.append(f"{edge(next_rel, next_forward)} {node_label(child.name)}")
+                chain.append(f"{edge(next_rel, next_forward)} {_label(child.name)}")
             lines.append("  " * depth + " ".join(chain))
             render(child, depth + 1)
 
@@ -149,17 +144,8 @@ def answer_options(evidence: Sequence[Evidence]) -> dict[str, str]:
     for ev in evidence:
         for name in ev.entities:
             if not looks_like_identifier(name):
-                options.setdefault(node_label(name), name)
+                options.setdefault(_label(name), name)
     return options
 
 
-__all__ = [
-    "TREE_LAYOUT",
-    "UNNAMED",
-    "answer_options",
-    "compact_paths_text",
-    "edge_text",
-    "node_label",
-    "path_steps",
-    "short_relation_names",
-]
+__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "short_relation_names"]
