@@ -12,9 +12,12 @@ from kgrag.methods import get as get_method
 from kgrag.methods.frag.alignment import (
     AlignmentCosts,
     QuestionSpans,
+    RelationText,
     SpanSimilarities,
     aligned_pattern_scores,
+    frequent_tails,
     mentions,
+    relation_phrase_vectors,
 )
 from kgrag.methods.frag.patterns import PatternReach, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import mask_topics
@@ -167,3 +170,25 @@ def test_relation_relevance_needs_one_word_not_the_whole_question():
     sims = SpanSimilarities.of(kg, Stems(), "what genre of film is set where ENT was born")
     assert sims is not None and sims.relevance().shape == (2,)
     assert SpanSimilarities.of(kg, Stems(), "ENT") is None
+
+
+def test_frequent_tails_are_named_and_counted_per_relation():
+    kg = KnowledgeGraph.from_triples([*FILMS, ("Heat", "cast member", "m.0abc12"), ("Ali", "cast member", "m.0abc12")])
+    tails = dict(zip(kg.relations, frequent_tails(kg, 2), strict=True))
+    assert tails["cast member"] == ["Al Pacino", "Robert De Niro"]  # 3 and 2 films; the unnamed node never
+    assert tails["publication date"] == ["1995", "1983"]
+    assert tails["main subject"] == ["tobacco"]
+
+
+def test_a_relation_is_described_by_its_words_and_the_names_it_leads_to(minilm):
+    """A relation named by an opaque id (Wikidata's P57 director, P577 publication date) says nothing in its
+    words; the names it leads to say what it is."""
+    ids = {"director": "P57", "publication date": "P577", "cast member": "P161"}
+    kg = KnowledgeGraph.from_triples([(h, ids[r], t) for h, r, t in FILMS if r in ids])
+    words = relation_phrase_vectors(kg, minilm, RelationText(examples=0))
+    assert np.allclose(words, minilm.encode([r.lower() for r in kg.relations]), atol=1e-5)
+    described = relation_phrase_vectors(kg, minilm)
+    assert np.allclose(np.linalg.norm(described, axis=1), 1.0, atol=1e-5)
+    for question, relation in [("which years", "P577"), ("who directed", "P57")]:
+        v = minilm.encode([question])[0]
+        assert kg.relations[int(np.argmax(described @ v))] == relation, question

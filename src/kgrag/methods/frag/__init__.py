@@ -38,7 +38,7 @@ from kgrag.methods.base import (
     registry,
     use_grammar,
 )
-from kgrag.methods.frag.alignment import AlignmentCosts, SpanSimilarities, aligned_pattern_scores
+from kgrag.methods.frag.alignment import AlignmentCosts, RelationText, SpanSimilarities, aligned_pattern_scores
 from kgrag.methods.frag.config import FragConfig
 from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
@@ -126,7 +126,8 @@ class Frag(Method):
         for the relation ranking and the pattern scoring; None when patterns are not scored by alignment."""
         if self.pattern_classifier is not None or self.config.zero_shot_scoring != "align":
             return None
-        return SpanSimilarities.of(self.kg, self.text_embedder, masked)
+        text = RelationText(self.config.relation_examples, self.config.relation_example_weight)
+        return SpanSimilarities.of(self.kg, self.text_embedder, masked, text)
 
     def _relations(
         self, question: str, sims: SpanSimilarities | None, topics: list[int], hops: int, routed: bool

@@ -78,15 +78,55 @@ class QuestionSpans:
         return min(min(abs(start - t), abs(end - 1 - t)) for t in self.topic_positions)
 
 
-def relation_phrase_vectors(kg: KnowledgeGraph, embedder: Embedder) -> np.ndarray:
+@dataclass(frozen=True)
+class RelationText:
+    """How a relation is described to the embedder: its words, plus the names it most often leads to."""
+
+    examples: int = 5  # most frequent named tail entities per relation (0: the words alone)
+    example_weight: float = 0.5  # weight of their vector beside the words' vector
+
+
+def frequent_tails(kg: KnowledgeGraph, k: int) -> list[list[str]]:
+    """Per relation, the names of its ``k`` most frequent named tail entities (ties: lower id first)."""
+    named = ~unnamed_entities(kg)[kg.tails]
+    rels, tails = kg.rels[named].astype(np.int64), kg.tails[named].astype(np.int64)
+    pairs, counts = np.unique(rels * kg.num_entities + tails, return_counts=True)
+    rel_of = pairs // kg.num_entities
+    order = np.lexsort((pairs, -counts, rel_of))  # by relation, then most frequent first
+    rel_sorted = rel_of[order]
+    first = np.searchsorted(rel_sorted, np.arange(kg.num_relations))
+    rank = np.arange(len(order)) - first[rel_sorted]
+    out: list[list[str]] = [[] for _ in range(kg.num_relations)]
+    for i in order[rank < k]:
+        out[int(rel_of[i])].append(kg.entities[int(pairs[i] % kg.num_entities)])
+    return out
+
+
+def relation_phrase_vectors(kg: KnowledgeGraph, embedder: Embedder, text: RelationText = RelationText()) -> np.ndarray:
     """Vectors of the relations read as English (``people.person.place_of_birth`` → "person place of birth"),
-    once per KG and embedder: a namespaced id's domain words ("people") would otherwise match the question."""
+    once per KG and embedder: a namespaced id's domain words ("people") would otherwise match the question.
+
+    A relation's words often say less than what it leads to, and an opaque id (Wikidata's ``P577``) says
+    nothing: under MiniLM "which years" meets "publication date" at 0.43 but "publication date" with "2009,
+    2007, 2008, 2011, 2012" at 0.60, and "directed by who" is nearer "screenwriter" than "director" until both
+    carry their most frequent names. So the vector of the relation's ``examples`` most frequent named tails is
+    added with ``example_weight`` (a relation whose tails are all unnamed keeps its words' direction).
+    Retrieval only, frag zero-shot, on the dev data that chose 5 and 0.5: renamed MetaQA 300 per hop 0.997 /
+    0.969 / 0.896 → 1.000 / 0.981 / 0.936, WebQSP proxy all 784 0.798 → 0.801, examples/ university, family,
+    catalogue 1.0 either way (docs/DESIGN.md)."""
 
     def build() -> np.ndarray:
         phrases = [humanise(name) for name in kg.relations]
-        return embedder.encode([f"{p.subject_type} {p.words}".strip() for p in phrases])
+        words = [f"{p.subject_type} {p.words}".strip() for p in phrases]
+        vectors = embedder.encode(words)
+        if not text.examples or not text.example_weight:
+            return vectors
+        tails = frequent_tails(kg, text.examples)
+        examples = embedder.encode([", ".join(t) if t else w for w, t in zip(words, tails, strict=True)])
+        mixed = vectors + text.example_weight * examples
+        return mixed / np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
 
-    return kg.resources.get(("frag_relation_phrases", embedder.id), build)
+    return kg.resources.get(("frag_relation_phrases", embedder.id, text), build)
 
 
 def mentions(reach: PatternReach, k: int, num_relations: int, prefix: dict, through_unnamed: np.ndarray) -> tuple:
@@ -169,12 +209,14 @@ class SpanSimilarities:
     baseline: np.ndarray  # (spans,) a span's mean similarity over the KG's relations
 
     @classmethod
-    def of(cls, kg: KnowledgeGraph, embedder: Embedder, masked_question: str) -> SpanSimilarities | None:
+    def of(
+        cls, kg: KnowledgeGraph, embedder: Embedder, masked_question: str, text: RelationText = RelationText()
+    ) -> SpanSimilarities | None:
         """None when the question has no words besides its topic's."""
         question = QuestionSpans.of(masked_question)
         if not question.spans:
             return None
-        relations = relation_phrase_vectors(kg, embedder)
+        relations = relation_phrase_vectors(kg, embedder, text)
         vectors = embedder.encode([text for text, _, _ in question.spans])
         return cls(question, vectors, relations, (vectors @ relations.T).mean(axis=1))
 
