@@ -429,3 +429,22 @@ def test_unnamed_nodes_are_walked_through_not_answered():
     )
     ends = [ev.entities[-1] for ev in evidence]
     assert "Pat Nixon" in ends and "m.02h98gq" not in ends
+
+
+def test_the_answer_call_may_read_only_the_patterns_near_the_best_score(kg):
+    """``answer_margin``: zero-shot, the answer call reads the patterns scoring within the margin of the best one;
+    retrieval alone is unchanged, and margin 0 leaves the best pattern (its ties included) alone."""
+    llm = ScriptedLLM({"rules": [{"prompt": "frag_answer", "response": "<answers>Michael Mann"}]})
+    common = {"llm": llm, "embedder": load_embedder("static"), "grounding": "none"}
+    question = "which directors made films with actors of Heat"
+    full = get_method("frag")(kg, **common)
+    near = get_method("frag")(kg, answer_margin=0.0, **common)
+    assert [e.text for e in near.retrieve(question, ["Heat"])] == [e.text for e in full.retrieve(question, ["Heat"])]
+    answer = near.answer(question, ["Heat"])
+    patterns = next(s for s in answer.trace if s.name == "rank_paths").outputs["patterns"]
+    assert patterns and {p["score"] for p in patterns} == {patterns[0]["score"]}
+    everything = next(s for s in full.answer(question, ["Heat"]).trace if s.name == "rank_paths").outputs["patterns"]
+    assert len(patterns) < len(everything)
+    assert {tuple(ev.relations) for ev in answer.evidence} < {
+        tuple(ev.relations) for ev in full.retrieve(question, ["Heat"])
+    }

@@ -193,10 +193,17 @@ class Frag(Method):
         return per_edge.sum(axis=1) / lengths - self.config.hop_cost * lengths
 
     def _choose(
-        self, topics: list[int], reach: PatternReach, scores: np.ndarray, routed: bool = True, room: int | None = None
+        self,
+        topics: list[int],
+        reach: PatternReach,
+        scores: np.ndarray,
+        routed: bool = True,
+        room: int | None = None,
+        margin: float | None = None,
     ) -> list[tuple[int, np.ndarray]]:
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
-        each pattern taking at most ``zero_shot_pattern_share`` of what is left); PPR breaks ties inside a pattern."""
+        each pattern taking at most ``zero_shot_pattern_share`` of what is left), stopping at the first pattern
+        that scores more than ``margin`` below the best one taken; PPR breaks ties inside a pattern."""
         cfg = self.config
         chosen: list[tuple[int, np.ndarray]] = []
         # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
@@ -206,7 +213,7 @@ class Frag(Method):
         share = 1.0 if routed else cfg.zero_shot_pattern_share
         ppr = None
         for k in np.argsort(-scores, kind="stable"):
-            if room <= 0:
+            if room <= 0 or (chosen and margin is not None and scores[k] < scores[chosen[0][0]] - margin):
                 break
             ends = reach.endpoints(int(k))
             ends = ends[~taken[ends]]
@@ -262,7 +269,8 @@ class Frag(Method):
             if not len(reach):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
-            chosen = self._choose(topics, reach, scores, routed, room)
+            margin = cfg.answer_margin if for_answer and not routed else None
+            chosen = self._choose(topics, reach, scores, routed, room, margin)
             parts, part_scores = [], []
             for k, ends in chosen:
                 paths = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
