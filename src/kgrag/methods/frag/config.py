@@ -90,7 +90,10 @@ class FragConfig(MethodConfig):
     # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
     # where trained models rank them (MetaQA as shipped) until the tree is measured on its 100-per-hop sets
     # (first 30 per hop: 1.00 / 0.93 / 0.97 either way, median prompt 236 / 356 / 715 vs 176 / 545 / 1,232;
-    # first 50 per hop with the tree and chosen answers: 1.00 / 0.94 / 0.96, 2.9 / 5.5 / 14.6 s median)
+    # first 50 per hop with the tree and chosen answers: 1.00 / 0.94 / 0.96, 2.9 / 5.5 / 14.6 s median). On the
+    # seeded 100 per hop behind the README table the tree with chosen answers gives the same Hit@1 (0.97 / 0.94 /
+    # 0.97) at 3.4 / 6.0 / 13.2 s median, but lists fewer of a 3-hop question's answers (F1 0.96 / 0.88 / 0.78
+    # against 0.95 / 0.87 / 0.87), so lines stay the default there
     evidence_format: Literal["auto", "tree", "lines"] = "auto"
     # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
     # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
