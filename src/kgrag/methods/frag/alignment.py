@@ -217,7 +217,7 @@ class SpanSimilarities:
         if not question.spans:
             return None
         relations = relation_phrase_vectors(kg, embedder, text)
-        vectors = embedder.encode([text for text, _, _ in question.spans])
+        vectors = embedder.encode([span for span, _, _ in question.spans])
         return cls(question, vectors, relations, (vectors @ relations.T).mean(axis=1))
 
     def relevance(self) -> np.ndarray:

@@ -74,8 +74,8 @@ class FragConfig(MethodConfig):
     mention_cost: Annotated[float, ClientRange(0, 2)] = 0.2  # a relation must align better than this to pay
     extra_mention_cost: Annotated[float, ClientRange(0, 2)] = 0.15  # more for each mention beyond the second
     order_cost: Annotated[float, ClientRange(0, 2)] = 0.1  # per hop aligned nearer the topic than the one before
-    # "align" describes a relation by its words plus its most frequent named tails ("cast member" + "Robert De
-    # Niro, Gene Hackman, ..."), their vector weighted relation_example_weight (methods/frag/alignment.py; renamed
+    # "align" describes a relation by its words plus its most frequent named tails ("cast member" + "John Wayne,
+    # Robert De Niro, ..."), their vector weighted relation_example_weight (methods/frag/alignment.py; renamed
     # MetaQA dev 300/hop 0.997 / 0.969 / 0.896 -> 1.000 / 0.981 / 0.936, WebQSP proxy dev 0.798 -> 0.801); 0: words only
     relation_examples: Annotated[int, ClientRange(0, 20)] = 5
     relation_example_weight: Annotated[float, ClientRange(0, 5)] = 0.5
@@ -88,12 +88,11 @@ class FragConfig(MethodConfig):
     # how the answer call reads the paths: "tree" writes each shared prefix once (methods/frag/evidence_tree.py),
     # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
     # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
-    # where trained models rank them (MetaQA as shipped) until the tree is measured on its 100-per-hop sets
-    # (first 30 per hop: 1.00 / 0.93 / 0.97 either way, median prompt 236 / 356 / 715 vs 176 / 545 / 1,232;
-    # first 50 per hop with the tree and chosen answers: 1.00 / 0.94 / 0.96, 2.9 / 5.5 / 14.6 s median). On the
-    # seeded 100 per hop behind the README table the tree with chosen answers gives the same Hit@1 (0.97 / 0.94 /
-    # 0.97) at 3.4 / 6.0 / 13.2 s median, but lists fewer of a 3-hop question's answers (F1 0.96 / 0.88 / 0.78
-    # against 0.95 / 0.87 / 0.87), so lines stay the default there
+    # where trained models rank them (MetaQA as shipped; first 30 per hop: 1.00 / 0.93 / 0.97 either way, median
+    # prompt 236 / 356 / 715 vs 176 / 545 / 1,232; first 50 per hop with the tree and chosen answers: 1.00 / 0.94
+    # / 0.96, 2.9 / 5.5 / 14.6 s median). On the seeded 100 per hop behind the README table the tree with chosen
+    # answers gives the same Hit@1 (0.97 / 0.94 / 0.97) at 3.4 / 6.0 / 13.2 s median, but lists fewer of a 3-hop
+    # question's answers (F1 0.96 / 0.88 / 0.78 against 0.95 / 0.87 / 0.87), so lines stay the default there
     evidence_format: Literal["auto", "tree", "lines"] = "auto"
     # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
     # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
