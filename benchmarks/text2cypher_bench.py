@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     pick.add_argument("--sample", type=int, help="N questions drawn at random (in all) with --seed")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--types", help="comma-separated question types to keep (the pairs' 'type' field)")
+    ap.add_argument(
+        "--distinct",
+        action="store_true",
+        help="ask only pairs whose question and Cypher no other clean pair shares (so leave-one-out examples "
+        "never hold the asked query under another wording)",
+    )
+    ap.add_argument(
+        "--loo-examples",
+        action="store_true",
+        help="examples = every clean pair of --pairs, the asked question left out (sets the method's 'examples')",
+    )
     ap.add_argument("--backend", choices=("ladybug", "bolt"), default="ladybug")
     ap.add_argument("--row-cap", type=int, default=5000, help="rows kept of gold and predicted results")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per gold / predicted query")
@@ -67,9 +79,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 # ------------------------------------------------------------------------------------------------ questions
-def clean_pairs(path: Path, types: list[str] | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def clean_pairs(
+    path: Path, types: list[str] | None, distinct: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The dev pairs as the ``text2cypher:`` loader reads them, kept when upstream's flags say clean (and of
-    ``types``, when given). The loader drops the flags, so they are read from the same lines, matched by id."""
+    ``types``, when given; with ``distinct``, when no other clean pair has the same question or Cypher). The
+    loader drops the flags, so they are read from the same lines, matched by id."""
     examples = load_dataset(f"text2cypher:{path}")
     flags: dict[str, dict[str, Any]] = {}
     with open(path, encoding="utf-8") as fh:
@@ -85,7 +100,19 @@ def clean_pairs(path: Path, types: list[str] | None) -> tuple[list[dict[str, Any
         if types and ex.group not in types:
             continue
         pairs.append({"id": ex.id, "question": ex.question, "type": ex.group, "cypher": ex.meta["cypher"]})
-    return pairs, {"dev": len(examples), "clean": len(pairs)}
+    counts = {"dev": len(examples), "clean": len(pairs)}
+    if distinct:
+        questions = Counter(p["question"] for p in pairs)
+        queries = Counter(p["cypher"] for p in pairs)
+        pairs = [p for p in pairs if questions[p["question"]] == 1 and queries[p["cypher"]] == 1]
+        counts["distinct"] = len(pairs)
+    return pairs, counts
+
+
+def write_examples(pairs: list[dict[str, Any]], path: Path) -> None:
+    """The clean pairs as an examples file ({question, cypher} per line): the method skips the asked question."""
+    lines = (json.dumps({"question": p["question"], "cypher": p["cypher"]}, ensure_ascii=False) for p in pairs)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def choose(pairs: list[dict], *, limit: int | None, sample: int | None, seed: int) -> list[dict]:
@@ -277,8 +304,12 @@ def main(argv: list[str] | None = None) -> None:
 
     err = Console(stderr=True)
     types = [t.strip() for t in args.types.split(",")] if args.types else None
-    pairs, counts = clean_pairs(args.pairs, types)
+    pairs, counts = clean_pairs(args.pairs, types, args.distinct)
     with tempfile.TemporaryDirectory(prefix="kgrag-t2c-") as tmp, ExitStack() as stack:
+        if args.loo_examples:
+            examples = Path(tmp) / "examples.jsonl"
+            write_examples(clean_pairs(args.pairs, types)[0], examples)
+            args.settings = [*args.settings, f"examples={examples}"]
         store = northwind_store(args.kg, Path(tmp))
         kg = KnowledgeGraph.load(store, verify=False)
         backend, spec = open_backend(args.backend, kg, store, Path(tmp), stack)

@@ -134,5 +134,22 @@ def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
     assert rules[f"chain-product-{MAX_HOPS}"] == "node-product"  # no step after the last hop: paths end
     assert "var?" in rules["step-order-0"].split("|")[0] + rules["step-order-0"].split("|")[1]  # ORDERS: may be named
     assert 'PURCHASED" range' in rules["step-order-0"] and 'var? ":" "PURCHASED' not in rules["step-order-0"]
+    assert '("," " "? item){0,5}' in rules["body"]  # at most 6 columns: the model otherwise lists properties on
     llama_cpp = pytest.importorskip("llama_cpp")
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it
+
+
+def test_the_check_keeps_scope_and_the_rows_the_question_asks_for(schema):
+    fixed = check_query(
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)-[:PART_OF]->(c:Category) WITH s, count(p) AS n "
+        "WHERE c.categoryName = 'Beverages' RETURN s.companyName, n ORDER BY n DESC",
+        schema,
+        rows=5,
+    )
+    assert fixed.query == (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)-[:PART_OF]->(c:Category) WHERE c.categoryName = 'Beverages' "
+        "WITH s, count(p) AS n RETURN s.companyName, n ORDER BY n DESC LIMIT 5"
+    )
+    assert len(fixed.fixed) == 2 and fixed.problems == []
+    plain = "MATCH (p:Product) RETURN p.productName LIMIT 3"
+    assert check_query(plain, schema, rows=5).query == plain  # the model's own LIMIT stands

@@ -150,6 +150,18 @@ def test_clean_pairs_keep_only_the_clean_ones_of_the_types_asked(bench, tmp_path
     assert [p["question"] for p in bench.clean_pairs(path, types=["T2"])[0]] == ["c"]
 
 
+def test_distinct_pairs_share_neither_question_nor_cypher(bench, tmp_path):
+    clean = {"syntax_error": False, "timeout": False, "returns_results": True, "false_schema": "", "type": "T"}
+    lines = [("a", "RETURN 1"), ("b", "RETURN 1"), ("c", "RETURN 3"), ("c", "RETURN 4"), ("e", "RETURN 5")]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(json.dumps({**clean, "question": q, "cypher": c}) for q, c in lines) + "\n")
+    pairs, counts = bench.clean_pairs(path, types=None, distinct=True)
+    assert [p["question"] for p in pairs] == ["e"] and counts == {"dev": 5, "clean": 5, "distinct": 1}
+    examples = tmp_path / "examples.jsonl"
+    bench.write_examples(bench.clean_pairs(path, types=None)[0], examples)
+    assert [json.loads(x)["question"] for x in examples.read_text().splitlines()] == ["a", "b", "c", "c", "e"]
+
+
 def test_choose_limit_and_sample(bench):
     pairs = [{"question": str(i)} for i in range(10)]
     assert [p["question"] for p in bench.choose(pairs, limit=3, sample=None, seed=0)] == ["0", "1", "2"]

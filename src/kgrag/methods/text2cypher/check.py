@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
+from kgrag.methods.text2cypher.row_count import limit_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
 
 _AFTER_NODE_OPENER = {"MATCH", "OPTIONAL", ",", "-", ">", "<", "(", "WHERE", "AND", "OR", "NOT", "EXISTS", "{"}
 
@@ -286,9 +288,10 @@ def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] |
     return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
 
 
-def check_query(query: str, schema: GraphSchema) -> CheckResult:
+def check_query(query: str, schema: GraphSchema, rows: int | None = None) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
-    relationships written against their only direction turned round."""
+    relationships written against their only direction turned round, variables kept in scope across WITH
+    (:mod:`.scope`) and, when the question asked for ``rows`` rows, a missing LIMIT added (:mod:`.row_count`)."""
     out = CheckResult(query)
     try:
         tokens = tokenise_cypher(query)
@@ -321,7 +324,17 @@ def check_query(query: str, schema: GraphSchema) -> CheckResult:
     if ordered is not None:
         tokens = ordered
         out.fixed.append("ordered by an aggregate it did not return: the aggregate moved into a WITH")
-    if turns or ordered is not None:
+    tokens, moved = move_filters_before_with(tokens)
+    if moved:
+        out.fixed.append("filtered after a WITH on a variable it dropped: the condition moved before the WITH")
+    tokens, reused = reuse_aliases(tokens)
+    if reused:
+        out.fixed.append("repeated an aggregate after the WITH that named it: the name is used")
+    limited = limit_rows(tokens, rows) if rows else None
+    if limited is not None:
+        tokens = limited
+        out.fixed.append(f"the question asks for {rows} rows: LIMIT {rows} added")
+    if turns or ordered is not None or moved or reused or limited is not None:
         out.query = serialise(tokens)
     out.problems = list(dict.fromkeys(out.problems))
     return out

@@ -1,0 +1,219 @@
+"""Rewrites that keep a query's variables in scope across ``WITH``, where a small model loses track of them.
+
+``WITH`` ends the scope of every variable it does not carry, and the 1.5B model keeps reading them after it.
+Two shapes recur (Northwind dev, 13 of 40 queries that failed with "Variable x is not in scope"), and each has
+one meaning a reader of the query would give it, so they are fixed here rather than sent back to the model:
+
+- a filter after the ``WITH`` on a variable it dropped —
+  ``MATCH (s)-->(p)-->(c) WITH s, count(p) AS n WHERE c.name = 'Beverages'`` — can only have meant to filter
+  the matched rows before they were grouped, so the condition moves in front of the ``WITH``;
+- an aggregate repeated after the ``WITH`` that computed it —
+  ``WITH c, count(DISTINCT p) AS k ... RETURN c.name, count(DISTINCT p)`` — is the alias ``k``.
+
+Anything else out of scope is left for the repair call, with the engine's error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgrag.graph.backends.guard import Token
+
+_CLAUSES = {"MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "ORDER", "SKIP", "LIMIT", "UNWIND", "UNION", "CALL"}
+_OPEN, _CLOSE = set("([{"), set(")]}")
+_KEYWORDS = {
+    "AND", "OR", "NOT", "XOR", "IS", "NULL", "TRUE", "FALSE", "IN", "AS", "DISTINCT", "CONTAINS", "STARTS",
+    "ENDS", "WITH", "CASE", "WHEN", "THEN", "ELSE", "END", "ASC", "DESC", "ASCENDING", "DESCENDING",
+}  # fmt: skip
+
+
+def _upper(tok: Token) -> str:
+    return tok.value.upper() if tok.kind == "word" else ""
+
+
+def _depths(tokens: list[Token]) -> list[int]:
+    """Bracket depth at each token (an opening bracket is at the depth outside it)."""
+    out, depth = [], 0
+    for tok in tokens:
+        if tok.kind == "punct" and tok.value in _CLOSE:
+            depth -= 1
+        out.append(depth)
+        if tok.kind == "punct" and tok.value in _OPEN:
+            depth += 1
+    return out
+
+
+@dataclass
+class Clause:
+    keyword: str  # MATCH, WHERE, WITH, RETURN, ORDER, ...
+    start: int  # index of the keyword
+    end: int  # one past the clause's last token
+
+
+def clauses(tokens: list[Token]) -> list[Clause]:
+    """The query's top-level clauses in order (``OPTIONAL MATCH`` is one MATCH clause, ``ORDER BY`` one ORDER)."""
+    depth = _depths(tokens)
+    starts = []
+    for i, tok in enumerate(tokens):
+        word = _upper(tok)
+        if depth[i] or word not in _CLAUSES:
+            continue
+        if word == "MATCH" and starts and tokens[starts[-1]].value.upper() == "OPTIONAL" and starts[-1] == i - 1:
+            continue
+        if word == "WITH" and i and _upper(tokens[i - 1]) in ("STARTS", "ENDS"):
+            continue  # the string operators STARTS WITH / ENDS WITH
+        starts.append(i)
+    bounds = [*starts, len(tokens)]
+    out = []
+    for k, s in enumerate(starts):
+        word = tokens[s].value.upper()
+        out.append(Clause("MATCH" if word == "OPTIONAL" else word, s, bounds[k + 1]))
+    return out
+
+
+def _split(tokens: list[Token], start: int, end: int, separator: str) -> list[tuple[int, int]]:
+    """Top-level parts of ``tokens[start:end]`` between ``separator`` tokens (a punct or a keyword)."""
+    depth = _depths(tokens[start:end])
+    parts, first = [], start
+    for k in range(start, end):
+        tok = tokens[k]
+        if depth[k - start] == 0 and (tok.value == separator if tok.kind == "punct" else _upper(tok) == separator):
+            parts.append((first, k))
+            first = k + 1
+    parts.append((first, end))
+    return [(a, b) for a, b in parts if a < b]
+
+
+def _names(tokens: list[Token], start: int, end: int) -> set[str]:
+    """Variables an expression reads: words not after a ``.`` or ``:``, not called, not keywords."""
+    out = set()
+    for k in range(start, end):
+        tok = tokens[k]
+        if tok.kind not in ("word", "name") or tok.value.upper() in _KEYWORDS:
+            continue
+        if k and tokens[k - 1].kind == "punct" and tokens[k - 1].value in (".", ":"):
+            continue
+        if k + 1 < len(tokens) and tokens[k + 1].kind == "punct" and tokens[k + 1].value == "(":
+            continue
+        out.add(tok.value)
+    return out
+
+
+def _projection(tokens: list[Token], clause: Clause) -> tuple[set[str], dict[tuple[str, ...], str]] | None:
+    """What a WITH carries: its names, and its aliased expressions by their tokens; None for ``WITH *``."""
+    end = next(
+        (c for c in range(clause.start + 1, clause.end) if _upper(tokens[c]) in ("ORDER", "SKIP", "LIMIT")),
+        clause.end,
+    )
+    carried: set[str] = set()
+    aliases: dict[tuple[str, ...], str] = {}
+    start = clause.start + 1
+    if start < clause.end and _upper(tokens[start]) == "DISTINCT":
+        start += 1
+    for a, b in _split(tokens, start, end, ","):
+        if tokens[a].value == "*":
+            return None
+        if b - a >= 3 and _upper(tokens[b - 2]) == "AS":
+            carried.add(tokens[b - 1].value)
+            aliases[_key(tokens[a : b - 2])] = tokens[b - 1].value
+        elif b - a == 1:
+            carried.add(tokens[a].value)
+    return carried, aliases
+
+
+def _key(tokens: list[Token]) -> tuple[str, ...]:
+    return tuple(t.value.lower() if t.kind == "word" else t.value for t in tokens)
+
+
+def _bound_before(tokens: list[Token], parts: list[Clause], index: int) -> set[str]:
+    """Variables the MATCH clauses before clause ``index`` bind (names in their patterns)."""
+    out: set[str] = set()
+    for clause in parts[:index]:
+        if clause.keyword == "MATCH":
+            out |= _names(tokens, clause.start + 1, clause.end)
+    return out
+
+
+def move_filters_before_with(tokens: list[Token]) -> tuple[list[Token], bool]:
+    """Conditions of a ``WITH ... WHERE`` that read a variable the WITH dropped, moved in front of it."""
+    parts = clauses(tokens)
+    for index, clause in enumerate(parts):
+        if clause.keyword != "WITH" or index + 1 >= len(parts) or parts[index + 1].keyword != "WHERE":
+            continue
+        projection = _projection(tokens, clause)
+        if projection is None:
+            continue
+        carried, _ = projection
+        dropped = _bound_before(tokens, parts, index) - carried
+        where = parts[index + 1]
+        conjuncts = _split(tokens, where.start + 1, where.end, "AND")
+        if len(_split(tokens, where.start + 1, where.end, "OR")) > 1:
+            continue
+        moved = [(a, b) for a, b in conjuncts if _names(tokens, a, b) & dropped and not _names(tokens, a, b) & carried]
+        if not moved:
+            continue
+        kept = [(a, b) for a, b in conjuncts if (a, b) not in moved]
+        condition = _joined(tokens, moved)
+        before = parts[index - 1] if index else None
+        if before is not None and before.keyword == "WHERE":
+            insert = [Token("word", "AND", True), *condition]
+        else:
+            insert = [Token("word", "WHERE", True), *condition]
+        after_where = [Token("word", "WHERE", True), *_joined(tokens, kept)] if kept else []
+        rebuilt = [
+            *tokens[: clause.start],
+            *insert,
+            *tokens[clause.start : clause.end],
+            *after_where,
+            *tokens[where.end :],
+        ]
+        return move_filters_before_with(rebuilt)[0], True
+    return tokens, False
+
+
+def _joined(tokens: list[Token], spans: list[tuple[int, int]]) -> list[Token]:
+    out: list[Token] = []
+    for k, (a, b) in enumerate(spans):
+        if k:
+            out.append(Token("word", "AND", True))
+        out += [tokens[a]._replace(gap=True), *tokens[a + 1 : b]]
+    return out
+
+
+def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
+    """An aggregate written again after the WITH that aliased it, replaced by the alias."""
+    parts = clauses(tokens)
+    changed = False
+    for index, clause in enumerate(parts):
+        if clause.keyword != "WITH":
+            continue
+        projection = _projection(tokens, clause)
+        if projection is None:
+            continue
+        carried, aliased = projection
+        aggregates = {
+            key: alias
+            for key, alias in aliased.items()
+            if len(key) > 1 and key[1] == "(" and not set(key) & carried  # reads only what the WITH dropped
+        }
+        nxt = next((c for c in parts[index + 1 :] if c.keyword in ("WITH", "MATCH", "UNWIND")), None)
+        stop = nxt.start if nxt else len(tokens)  # a later MATCH may bind the names again
+        k = clause.end
+        while k < stop:
+            hit = next(
+                (key for key in aggregates if _key(tokens[k : k + len(key)]) == key and k + len(key) <= stop),
+                None,
+            )
+            if hit is None:
+                k += 1
+                continue
+            tokens = [*tokens[:k], Token("word", aggregates[hit], tokens[k].gap), *tokens[k + len(hit) :]]
+            stop -= len(hit) - 1
+            changed = True
+            k += 1
+        if changed:
+            return reuse_aliases(tokens)[0], True
+    return tokens, changed
+
+
+__all__ = ["Clause", "clauses", "move_filters_before_with", "reuse_aliases"]

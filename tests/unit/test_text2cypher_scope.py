@@ -1,0 +1,80 @@
+"""text2cypher's rewrites of what a small model writes out of scope after WITH, and the row count a question
+asks for (no LLM: the rewrites are plain token work)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.graph.backends.guard import serialise, tokenise_cypher
+from kgrag.methods.text2cypher.row_count import limit_rows, stated_row_count
+from kgrag.methods.text2cypher.scope import clauses, move_filters_before_with, reuse_aliases
+
+
+def _run(fix, query: str) -> tuple[str, bool]:
+    tokens, changed = fix(tokenise_cypher(query))
+    return serialise(tokens), changed
+
+
+def test_clauses_are_top_level_and_keep_optional_match_and_starts_with_whole():
+    query = "OPTIONAL MATCH (a) WHERE a.n STARTS WITH 'x' AND exists { MATCH (a)-->(b) } WITH a RETURN a"
+    tokens = tokenise_cypher(query)
+    assert [c.keyword for c in clauses(tokens)] == ["MATCH", "WHERE", "WITH", "RETURN"]
+
+
+def test_a_filter_on_a_dropped_variable_moves_before_the_with():
+    moved, changed = _run(
+        move_filters_before_with,
+        "MATCH (s:S)-[:R]->(p:P)-[:Q]->(c:C) WITH s, count(p) AS n WHERE c.name = 'B' RETURN s.name, n",
+    )
+    assert changed
+    assert moved == "MATCH (s:S)-[:R]->(p:P)-[:Q]->(c:C) WHERE c.name = 'B' WITH s, count(p) AS n RETURN s.name, n"
+    # joined to an existing WHERE; a condition on what the WITH carries stays behind it
+    query = "MATCH (a)-->(b) WHERE a.x = 1 WITH a, count(b) AS n WHERE n > 2 AND b.y = 'q' RETURN a"
+    moved, _ = _run(move_filters_before_with, query)
+    assert moved == "MATCH (a)-->(b) WHERE a.x = 1 AND b.y = 'q' WITH a, count(b) AS n WHERE n > 2 RETURN a"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (a)-->(b) WITH a, count(b) AS n WHERE n > 2 OR b.y = 'q' RETURN a",  # OR: not separable
+        "MATCH (a)-->(b) WITH * WHERE b.y = 'q' RETURN a",  # WITH * carries everything
+        "MATCH (a)-->(b) WITH a, b WHERE b.y = 'q' RETURN a",  # b is carried: in scope
+        "MATCH (a)-->(b) WITH a, count(b) AS n WHERE n > 2 RETURN a",
+    ],
+)
+def test_filters_in_scope_or_not_separable_stay(query):
+    assert _run(move_filters_before_with, query) == (serialise(tokenise_cypher(query)), False)
+
+
+def test_an_aggregate_repeated_after_its_with_is_the_alias():
+    fixed, changed = _run(
+        reuse_aliases,
+        "MATCH (c:C)-->(o)-->(p) WITH c, count(DISTINCT p) AS k WHERE k > 10 RETURN c.name, count(DISTINCT p)",
+    )
+    assert changed and fixed == "MATCH (c:C)-->(o)-->(p) WITH c, count(DISTINCT p) AS k WHERE k > 10 RETURN c.name, k"
+    # a later MATCH binds p again: the aggregate is a new one
+    again = "MATCH (c)-->(p) WITH c, count(p) AS k MATCH (c)-->(p) RETURN c, count(p)"
+    assert _run(reuse_aliases, again) == (serialise(tokenise_cypher(again)), False)
+
+
+@pytest.mark.parametrize(
+    ("question", "rows"),
+    [
+        ("List three customers who have purchased products ordered on '1996-07-04'.", 3),
+        ("Which 3 suppliers supply products with more than 50 units in stock?", 3),
+        ("List the first 3 orders shipped to France.", 3),
+        ("What are the top 5 most frequently ordered products?", 5),
+        ("Which customers ordered more than 10 different products?", None),
+        ("List 1997 orders", None),
+        ("Which one of the employees reports to Fuller?", None),
+        ("Which 2 times did the order ship?", None),
+    ],
+)
+def test_the_row_count_a_question_states(question, rows):
+    assert stated_row_count(question) == rows
+
+
+def test_a_limit_is_added_only_where_there_is_none():
+    assert serialise(limit_rows(tokenise_cypher("MATCH (o:Order) RETURN o"), 3)) == "MATCH (o:Order) RETURN o LIMIT 3"
+    assert limit_rows(tokenise_cypher("MATCH (o) WITH o LIMIT 5 RETURN o"), 3) is None
