@@ -14,6 +14,7 @@ from kgrag.graph.property_graph import PropertyGraph
 from kgrag.methods import get as get_method
 from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
+from kgrag.methods.text2cypher.ranking import Ranking
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.models.embeddings import load_embedder
@@ -58,9 +59,9 @@ def test_an_order_by_an_aggregate_not_returned_moves_into_a_with(schema):
     )
     assert fixed.query == (
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS sort_key "
-        "RETURN s.companyName ORDER BY sort_key DESC LIMIT 3"
-    )
-    returned = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN c, count(o) AS n ORDER BY n DESC"
+        "RETURN s.companyName, sort_key ORDER BY sort_key DESC LIMIT 3"
+    )  # a ranking shows the value it ranks by
+    returned = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN c.companyName, count(o) AS n ORDER BY n DESC"
     assert check_query(returned, schema).query == returned  # the aggregate is returned: nothing to move
 
 
@@ -144,7 +145,7 @@ def test_the_check_keeps_scope_and_the_rows_the_question_asks_for(schema):
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)-[:PART_OF]->(c:Category) WITH s, count(p) AS n "
         "WHERE c.categoryName = 'Beverages' RETURN s.companyName, n ORDER BY n DESC",
         schema,
-        rows=5,
+        ranking=Ranking(rows=5, order="DESC"),
     )
     assert fixed.query == (
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)-[:PART_OF]->(c:Category) WHERE c.categoryName = 'Beverages' "
@@ -152,4 +153,19 @@ def test_the_check_keeps_scope_and_the_rows_the_question_asks_for(schema):
     )
     assert len(fixed.fixed) == 2 and fixed.problems == []
     plain = "MATCH (p:Product) RETURN p.productName LIMIT 3"
-    assert check_query(plain, schema, rows=5).query == plain  # the model's own LIMIT stands
+    assert check_query(plain, schema, ranking=Ranking(5, "DESC")).query == plain  # the model's own LIMIT stands
+
+
+def test_a_ranking_names_its_nodes_and_shows_what_it_ranks_by(schema):
+    fixed = check_query(
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS n RETURN s ORDER BY n DESC LIMIT 3", schema
+    )
+    assert fixed.query.endswith("RETURN s.companyName, n ORDER BY n DESC LIMIT 3")
+    listing = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.unitsInStock > 50 RETURN s ORDER BY s.city"
+    assert check_query(listing, schema).query == listing  # not ordered by an aggregate: the nodes stay
+
+
+def test_a_property_read_from_the_wrong_variable_moves_to_the_one_that_has_it(schema):
+    fixed = check_query("MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE r.freight < 10 RETURN o", schema)
+    assert fixed.query == "MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE o.freight < 10 RETURN o"
+    assert fixed.problems == [] and fixed.fixed == ["ORDERS has no property 'freight': read from o.freight"]

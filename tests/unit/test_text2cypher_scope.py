@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag.graph.backends.guard import serialise, tokenise_cypher
-from kgrag.methods.text2cypher.row_count import limit_rows, stated_row_count
+from kgrag.methods.text2cypher.ranking import Ranking, asked_ranking, rank_rows
 from kgrag.methods.text2cypher.scope import clauses, move_filters_before_with, reuse_aliases
 
 
@@ -59,22 +59,39 @@ def test_an_aggregate_repeated_after_its_with_is_the_alias():
 
 
 @pytest.mark.parametrize(
-    ("question", "rows"),
+    ("question", "rows", "order"),
     [
-        ("List three customers who have purchased products ordered on '1996-07-04'.", 3),
-        ("Which 3 suppliers supply products with more than 50 units in stock?", 3),
-        ("List the first 3 orders shipped to France.", 3),
-        ("What are the top 5 most frequently ordered products?", 5),
-        ("Which customers ordered more than 10 different products?", None),
-        ("List 1997 orders", None),
-        ("Which one of the employees reports to Fuller?", None),
-        ("Which 2 times did the order ship?", None),
+        ("List three customers who have purchased products ordered on '1996-07-04'.", 3, None),
+        ("Which 3 suppliers supply products with more than 50 units in stock?", 3, None),
+        ("List the first 3 orders shipped to France.", 3, None),
+        ("What are the top 5 most frequently ordered products?", 5, "DESC"),
+        ("Find the top 5 orders with the lowest freight charges.", 5, "ASC"),
+        ("Which customers ordered more than 10 different products?", None, None),
+        ("List 1997 orders", None, None),
+        ("Which one of the employees reports to Fuller?", None, None),
+        ("Which 2 times did the order ship?", None, None),
     ],
 )
-def test_the_row_count_a_question_states(question, rows):
-    assert stated_row_count(question) == rows
+def test_the_rows_and_order_a_question_asks_for(question, rows, order):
+    assert asked_ranking(question) == Ranking(rows, order)
 
 
-def test_a_limit_is_added_only_where_there_is_none():
-    assert serialise(limit_rows(tokenise_cypher("MATCH (o:Order) RETURN o"), 3)) == "MATCH (o:Order) RETURN o LIMIT 3"
-    assert limit_rows(tokenise_cypher("MATCH (o) WITH o LIMIT 5 RETURN o"), 3) is None
+def test_order_and_limit_are_added_only_where_the_query_has_none():
+    def ranked(query: str, ranking: Ranking) -> str:
+        return serialise(rank_rows(tokenise_cypher(query), ranking)[0])
+
+    top = Ranking(3, "DESC")
+    assert ranked("MATCH (o:Order) RETURN o", top) == "MATCH (o:Order) RETURN o LIMIT 3"  # nothing to rank by
+    assert ranked("MATCH (o) WITH o LIMIT 5 RETURN o", top) == "MATCH (o) WITH o LIMIT 5 RETURN o"
+    assert (
+        ranked("MATCH (s)-->(p) WITH s, avg(p.price) AS a RETURN s.name, a", top)
+        == "MATCH (s)-->(p) WITH s, avg(p.price) AS a RETURN s.name, a ORDER BY a DESC LIMIT 3"
+    )
+    assert (
+        ranked("MATCH (s)-->(p) RETURN s.name, count(p) AS n LIMIT 3", Ranking(None, "ASC"))
+        == "MATCH (s)-->(p) RETURN s.name, count(p) AS n ORDER BY n ASC LIMIT 3"
+    )
+    two = "MATCH (s)-->(p) RETURN s.name, count(p) AS n, avg(p.x) AS a"  # which one is ranked: not said
+    assert ranked(two, Ranking(None, "DESC")) == two
+    ordered = "MATCH (s)-->(p) RETURN s.name, count(p) AS n ORDER BY s.name"
+    assert ranked(ordered, Ranking(None, "DESC")) == ordered

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
-from kgrag.methods.text2cypher.row_count import limit_rows
+from kgrag.methods.text2cypher.ranking import Ranking, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
 
@@ -186,22 +186,35 @@ def _direction(
     return None
 
 
-def _properties(schema: GraphSchema, tokens: list[Token], nodes: dict[str, str], rels: dict[str, str]) -> list[str]:
-    """``var.prop`` reads of properties the variable's label (or relationship type) does not have."""
+def _properties(
+    schema: GraphSchema, tokens: list[Token], nodes: dict[str, str], rels: dict[str, str], fixed: list[str]
+) -> list[str]:
+    """``var.prop`` reads of properties the variable's label (or relationship type) does not have. When exactly
+    one other variable of the query has the property, the read moves to it (``-[r:ORDERS]->`` then
+    ``r.freight``, where only the ``Order`` node ``o`` has ``freight``: ``o.freight``) and ``fixed`` says so;
+    otherwise it is a problem for the repair call."""
+
+    def has(name: str) -> dict[str, str] | None:
+        if name in nodes and nodes[name] in schema.labels:
+            return schema.labels[nodes[name]]
+        if name in rels and rels[name] in schema.types():
+            return schema.relationship_properties(rels[name])
+        return None
+
     problems = []
     for i in range(len(tokens) - 2):
         var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
         if not (dot.kind == "punct" and dot.value == "." and _word(var) and _word(prop) and not dot.gap):
             continue
-        if var.value in nodes and nodes[var.value] in schema.labels:
-            label = nodes[var.value]
-            have = schema.labels[label]
-        elif var.value in rels and rels[var.value] in schema.types():
-            label = rels[var.value]
-            have = schema.relationship_properties(label)
-        else:
+        have = has(var.value)
+        if have is None or prop.value in have:
             continue
-        if prop.value not in have:
+        owners = [v for v in [*nodes, *rels] if v != var.value and prop.value in (has(v) or {})]
+        label = nodes.get(var.value) or rels[var.value]
+        if len(owners) == 1:
+            tokens[i] = var._replace(value=owners[0])
+            fixed.append(f"{label} has no property {prop.value!r}: read from {owners[0]}.{prop.value}")
+        else:
             problems.append(f"{label} has no property {prop.value!r}; it has {_listing(have)}")
     return list(dict.fromkeys(problems))
 
@@ -288,10 +301,11 @@ def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] |
     return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
 
 
-def check_query(query: str, schema: GraphSchema, rows: int | None = None) -> CheckResult:
+def check_query(query: str, schema: GraphSchema, ranking: Ranking | None = None) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
     relationships written against their only direction turned round, variables kept in scope across WITH
-    (:mod:`.scope`) and, when the question asked for ``rows`` rows, a missing LIMIT added (:mod:`.row_count`)."""
+    (:mod:`.scope`) and the ORDER BY and LIMIT of a ranking question added where the query has none
+    (:mod:`.ranking`)."""
     out = CheckResult(query)
     try:
         tokens = tokenise_cypher(query)
@@ -316,7 +330,9 @@ def check_query(query: str, schema: GraphSchema, rows: int | None = None) -> Che
                 for t in getattr(part, "types", [])
                 if t not in schema.types()
             ]
-    out.problems += _properties(schema, tokens, nodes, rels)
+    moved_reads = len(out.fixed)
+    out.problems += _properties(schema, tokens, nodes, rels, out.fixed)
+    moved_reads = len(out.fixed) - moved_reads
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
     names = [p.var for chain in chains for p in chain if p.var]
@@ -330,11 +346,12 @@ def check_query(query: str, schema: GraphSchema, rows: int | None = None) -> Che
     tokens, reused = reuse_aliases(tokens)
     if reused:
         out.fixed.append("repeated an aggregate after the WITH that named it: the name is used")
-    limited = limit_rows(tokens, rows) if rows else None
-    if limited is not None:
-        tokens = limited
-        out.fixed.append(f"the question asks for {rows} rows: LIMIT {rows} added")
-    if turns or ordered is not None or moved or reused or limited is not None:
+    tokens, ranked = rank_rows(tokens, ranking or Ranking())
+    out.fixed += ranked
+    tokens, named = name_ranked_nodes(tokens, nodes, schema.name_property)
+    out.fixed += named
+    ranked += named
+    if turns or moved_reads or ordered is not None or moved or reused or ranked:
         out.query = serialise(tokens)
     out.problems = list(dict.fromkeys(out.problems))
     return out

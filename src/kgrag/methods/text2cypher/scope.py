@@ -71,7 +71,7 @@ def clauses(tokens: list[Token]) -> list[Clause]:
     return out
 
 
-def _split(tokens: list[Token], start: int, end: int, separator: str) -> list[tuple[int, int]]:
+def split_at(tokens: list[Token], start: int, end: int, separator: str) -> list[tuple[int, int]]:
     """Top-level parts of ``tokens[start:end]`` between ``separator`` tokens (a punct or a keyword)."""
     depth = _depths(tokens[start:end])
     parts, first = [], start
@@ -110,7 +110,7 @@ def _projection(tokens: list[Token], clause: Clause) -> tuple[set[str], dict[tup
     start = clause.start + 1
     if start < clause.end and _upper(tokens[start]) == "DISTINCT":
         start += 1
-    for a, b in _split(tokens, start, end, ","):
+    for a, b in split_at(tokens, start, end, ","):
         if tokens[a].value == "*":
             return None
         if b - a >= 3 and _upper(tokens[b - 2]) == "AS":
@@ -146,8 +146,8 @@ def move_filters_before_with(tokens: list[Token]) -> tuple[list[Token], bool]:
         carried, _ = projection
         dropped = _bound_before(tokens, parts, index) - carried
         where = parts[index + 1]
-        conjuncts = _split(tokens, where.start + 1, where.end, "AND")
-        if len(_split(tokens, where.start + 1, where.end, "OR")) > 1:
+        conjuncts = split_at(tokens, where.start + 1, where.end, "AND")
+        if len(split_at(tokens, where.start + 1, where.end, "OR")) > 1:
             continue
         moved = [(a, b) for a, b in conjuncts if _names(tokens, a, b) & dropped and not _names(tokens, a, b) & carried]
         if not moved:
@@ -216,4 +216,4 @@ def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
     return tokens, changed
 
 
-__all__ = ["Clause", "clauses", "move_filters_before_with", "reuse_aliases"]
+__all__ = ["Clause", "clauses", "move_filters_before_with", "reuse_aliases", "split_at"]

@@ -1,0 +1,163 @@
+"""What a ranking question fixes about its rows — how many ("the top 5", "which 3 suppliers") and in which
+order ("the most", "the lowest") — held to by an ORDER BY and a LIMIT the model left out.
+
+The 1.5B model drops the LIMIT of "list the first 3 orders" in about one query in four and the ORDER BY of
+"the 3 suppliers with the highest average price" in about one in eight (Northwind dev), and the answer is then
+every supplier in the engine's order. Both are plain English, not the database's:
+
+- the count is a number right after top / first / last / bottom, or right after the opening verb or question
+  word ("List three customers", "Which 3 suppliers ..."); "more than 50 units" and years are not counts of rows;
+- the order is a superlative (most, highest, top, ...; lowest, least, fewest, ... read ascending), and it is
+  added only where the query returns exactly one aggregate under a name, since that is then what is ranked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.scope import split_at
+
+_WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+}  # fmt: skip  ("one" is left out: "the one who ...")
+_NUMBER = r"(\d{1,3}|" + "|".join(_WORDS) + r")"
+_AFTER_RANK = re.compile(r"\b(?:top|first|last|bottom)\s+" + _NUMBER + r"\b", re.I)
+_OPENING = re.compile(
+    r"^\s*(?:list|name|show|find|give|get|identify|return|retrieve|display|which|what\s+are|who\s+are)"
+    r"(?:\s+me)?(?:\s+the)?\s+" + _NUMBER + r"\s+(?!(?:times|units?|percent|years?|days?|of)\b)[a-z]",
+    re.I,
+)
+_ASCENDING = re.compile(r"\b(?:lowest|least|fewest|smallest|cheapest|minimum|bottom)\b", re.I)
+_DESCENDING = re.compile(
+    r"\b(?:most|highest|largest|biggest|greatest|top|maximum|best|longest|heaviest|expensive)\b", re.I
+)
+_AGGREGATES = {"count", "sum", "avg", "min", "max"}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    rows: int | None = None  # the rows asked for
+    order: str | None = None  # "DESC" or "ASC" when the question ranks
+
+
+def asked_ranking(question: str) -> Ranking:
+    """How many rows the question asks for and in which order, as far as its wording says."""
+    found = _AFTER_RANK.search(question) or _OPENING.search(question)
+    rows = None
+    if found is not None:
+        word = found.group(1).lower()
+        n = int(word) if word.isdigit() else _WORDS[word]
+        rows = n if 0 < n <= 100 else None
+    order = "ASC" if _ASCENDING.search(question) else "DESC" if _DESCENDING.search(question) else None
+    return Ranking(rows, order)
+
+
+def _word(tok: Token, *values: str) -> bool:
+    return tok.kind == "word" and tok.value.upper() in values
+
+
+def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
+    """The one name under which the final RETURN gives an aggregate: ``count(p) AS n`` in the RETURN itself,
+    or a name it returns that a WITH before it gave to an aggregate; None unless there is exactly one."""
+    aggregated = _aggregated_names(tokens)
+    returned = [t.value for t in tokens[ret + 1 :] if t.kind == "word" and t.value in aggregated]
+    return returned[0] if len(set(returned)) == 1 else None
+
+
+def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[str]]:
+    """``tokens`` with the ORDER BY and LIMIT the question asks for where the query has none, and what was done."""
+    done: list[str] = []
+    returns = [k for k, t in enumerate(tokens) if _word(t, "RETURN")]
+    if not returns:
+        return tokens, done
+    ret = returns[-1]
+    if ranking.order and not any(_word(t, "ORDER") for t in tokens):
+        alias = _ranked_alias(tokens, ret)
+        if alias is not None:
+            at = next((k for k in range(ret, len(tokens)) if _word(tokens[k], "LIMIT", "SKIP")), len(tokens))
+            order = [Token("word", "ORDER", True), Token("word", "BY", True), Token("word", alias, True)]
+            tokens = [*tokens[:at], *order, Token("word", ranking.order, True), *tokens[at:]]
+            done.append(f"the question ranks by {alias}: ORDER BY {alias} {ranking.order} added")
+    if ranking.rows and not any(_word(t, "LIMIT") for t in tokens):
+        tokens = [*tokens, Token("word", "LIMIT", True), Token("num", str(ranking.rows), True)]
+        done.append(f"the question asks for {ranking.rows} rows: LIMIT {ranking.rows} added")
+    return tokens, done
+
+
+def name_ranked_nodes(
+    tokens: list[Token], labels: dict[str, str], names: dict[str, str]
+) -> tuple[list[Token], list[str]]:
+    """A ranking (the final RETURN ordered by an aggregate) gives each ranked node by the property that names
+    its label (``RETURN s ORDER BY n DESC`` → ``RETURN s.companyName, n ORDER BY n DESC``) and shows the value it
+    ranks by: "the 3 suppliers with the most products" are three names and their counts, not three records
+    without the count. ``labels``: node variable → label; ``names``: label → its naming property."""
+    returns = [k for k, t in enumerate(tokens) if _word(t, "RETURN")]
+    if not returns:
+        return tokens, []
+    ret = returns[-1]
+    order = next((k for k in range(ret, len(tokens) - 1) if _word(tokens[k], "ORDER")), None)
+    if order is None:
+        return tokens, []
+    end = next((k for k in range(order + 2, len(tokens)) if _word(tokens[k], "ASC", "DESC", "LIMIT", "SKIP")), None)
+    key = tokens[order + 2 : end if end is not None else len(tokens)]
+    alias = key[0].value if len(key) == 1 and key[0].kind == "word" else None
+    aggregated = alias is not None and alias in _aggregated_names(tokens)
+    if not (aggregated or any(t.kind == "word" and t.value.lower() in _AGGREGATES for t in key)):
+        return tokens, []
+    start = ret + 2 if _word(tokens[ret + 1], "DISTINCT") else ret + 1
+    items = split_at(tokens, start, order, ",")
+    done: list[str] = []
+    out = list(tokens[:start])
+    for n, (a, b) in enumerate(items):
+        if n:
+            out.append(Token("punct", ","))
+        var = tokens[a].value if b - a == 1 and tokens[a].kind == "word" else None
+        prop = names.get(labels.get(var or "", ""))
+        if var is not None and prop:
+            out += [tokens[a], Token("punct", "."), Token("word", prop)]
+            done.append(f"a ranking gives {var} by its name: {var}.{prop}")
+        else:
+            out += tokens[a:b]
+    if aggregated and not any(
+        tokens[b - 1].value == alias and (b - a == 1 or _word(tokens[b - 2], "AS")) for a, b in items
+    ):
+        out += [Token("punct", ","), Token("word", str(alias), True)]
+        done.append(f"a ranking shows the value it ranks by: {alias} returned")
+    if not done:
+        return tokens, []
+    return [*out, *tokens[order:]], done
+
+
+def _aggregated_names(tokens: list[Token]) -> set[str]:
+    """Names the query gives to aggregates (``count(p) AS n`` → n)."""
+    out = set()
+    for k in range(len(tokens) - 1):
+        if _word(tokens[k], "AS") and tokens[k + 1].kind == "word":
+            j, depth = k - 1, 0
+            while j >= 0:  # walk back over the aliased call to its function name
+                v = tokens[j].value if tokens[j].kind == "punct" else ""
+                depth += v == ")"
+                depth -= v == "("
+                if depth == 0:
+                    break
+                j -= 1
+            if j > 0 and tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in _AGGREGATES:
+                out.add(tokens[k + 1].value)
+    return out
+
+
+__all__ = ["Ranking", "asked_ranking", "name_ranked_nodes", "rank_rows"]
