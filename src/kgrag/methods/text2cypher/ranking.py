@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kgrag.graph.backends.guard import Token
+from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.scope import split_at
 
 _WORDS = {
@@ -101,10 +101,12 @@ def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[
 def name_ranked_nodes(
     tokens: list[Token], labels: dict[str, str], names: dict[str, str]
 ) -> tuple[list[Token], list[str]]:
-    """A ranking (the final RETURN ordered by an aggregate) gives each ranked node by the property that names
-    its label (``RETURN s ORDER BY n DESC`` → ``RETURN s.companyName, n ORDER BY n DESC``) and shows the value it
-    ranks by: "the 3 suppliers with the most products" are three names and their counts, not three records
-    without the count. ``labels``: node variable → label; ``names``: label → its naming property."""
+    """A ranking (the final RETURN ordered by an aggregate or by a node's property) gives each node it returns
+    by the property that names its label and shows the value it ranks by (``RETURN s ORDER BY n DESC`` →
+    ``RETURN s.companyName, n ORDER BY n DESC``; ``RETURN p ORDER BY p.unitPrice`` → ``RETURN p.productName,
+    p.unitPrice ORDER BY p.unitPrice``): "the 3 suppliers with the most products" are three names and their
+    counts, not three records without them. ``labels``: node variable → label; ``names``: label → its naming
+    property."""
     returns = [k for k, t in enumerate(tokens) if _word(t, "RETURN")]
     if not returns:
         return tokens, []
@@ -114,9 +116,8 @@ def name_ranked_nodes(
         return tokens, []
     end = next((k for k in range(order + 2, len(tokens)) if _word(tokens[k], "ASC", "DESC", "LIMIT", "SKIP")), None)
     key = tokens[order + 2 : end if end is not None else len(tokens)]
-    alias = key[0].value if len(key) == 1 and key[0].kind == "word" else None
-    aggregated = alias is not None and alias in _aggregated_names(tokens)
-    if not (aggregated or any(t.kind == "word" and t.value.lower() in _AGGREGATES for t in key)):
+    ranked = _ranked_value(key, tokens, labels)
+    if ranked is None:
         return tokens, []
     start = ret + 2 if _word(tokens[ret + 1], "DISTINCT") else ret + 1
     items = split_at(tokens, start, order, ",")
@@ -132,14 +133,30 @@ def name_ranked_nodes(
             done.append(f"a ranking gives {var} by its name: {var}.{prop}")
         else:
             out += tokens[a:b]
-    if aggregated and not any(
-        tokens[b - 1].value == alias and (b - a == 1 or _word(tokens[b - 2], "AS")) for a, b in items
-    ):
-        out += [Token("punct", ","), Token("word", str(alias), True)]
-        done.append(f"a ranking shows the value it ranks by: {alias} returned")
+    shown = {_key(out[x:y]) for x, y in split_at(out, start, len(out), ",")}
+    shown |= {_key(out[y - 1 : y]) for x, y in split_at(out, start, len(out), ",") if _word(out[y - 2], "AS")}
+    if ranked and _key(ranked) not in shown:
+        out += [Token("punct", ","), *([ranked[0]._replace(gap=True), *ranked[1:]])]
+        done.append(f"a ranking shows the value it ranks by: {serialise(ranked)} returned")
     if not done:
         return tokens, []
     return [*out, *tokens[order:]], done
+
+
+def _key(tokens: list[Token]) -> tuple[str, ...]:
+    return tuple(t.value for t in tokens)
+
+
+def _ranked_value(key: list[Token], tokens: list[Token], labels: dict[str, str]) -> list[Token] | None:
+    """What a sort key ranks by, to be shown: a named aggregate or a node's property (its tokens); ``[]`` for an
+    aggregate written out (ranked, nothing to add); None when the order is no ranking."""
+    if len(key) == 1 and key[0].kind == "word" and key[0].value in _aggregated_names(tokens):
+        return key
+    if len(key) == 3 and key[0].value in labels and key[1].value == "." and key[2].kind == "word":
+        return key
+    if any(t.kind == "word" and t.value.lower() in _AGGREGATES for t in key):
+        return []
+    return None
 
 
 def _aggregated_names(tokens: list[Token]) -> set[str]:
