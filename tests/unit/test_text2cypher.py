@@ -168,6 +168,16 @@ def test_a_ranking_names_its_nodes_and_shows_what_it_ranks_by(schema):
 
 
 def test_a_property_read_from_the_wrong_variable_moves_to_the_one_that_has_it(schema):
-    fixed = check_query("MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE r.freight < 10 RETURN o", schema)
-    assert fixed.query == "MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE o.freight < 10 RETURN o"
-    assert fixed.problems == [] and fixed.fixed == ["ORDERS has no property 'freight': read from o.freight"]
+    fixed = check_query("MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE r.shipCity = 'Lyon' RETURN o", schema)
+    assert fixed.query == "MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE o.shipCity = 'Lyon' RETURN o"
+    assert fixed.problems == [] and fixed.fixed == ["ORDERS has no property 'shipCity': read from o.shipCity"]
+
+
+def test_a_number_compared_with_a_text_property_reads_it_as_a_number(schema):
+    fixed = check_query("MATCH (o:Order) WHERE o.freight < 10 RETURN o", schema)
+    assert fixed.query == "MATCH (o:Order) WHERE toFloat(o.freight) < 10 RETURN o"
+    assert check_query("MATCH (o:Order) WHERE 10 >= o.freight RETURN o", schema).query.endswith(
+        "10 >= toFloat(o.freight) RETURN o"
+    )
+    numeric = "MATCH (p:Product) WHERE p.unitPrice < 10 AND p.productName = 'Chai' RETURN p"
+    assert check_query(numeric, schema).query == numeric  # a FLOAT property, a string literal: untouched

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
+from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.ranking import Ranking, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
@@ -346,12 +347,16 @@ def check_query(query: str, schema: GraphSchema, ranking: Ranking | None = None)
     tokens, reused = reuse_aliases(tokens)
     if reused:
         out.fixed.append("repeated an aggregate after the WITH that named it: the name is used")
+    typed = {v: schema.labels.get(label, {}) for v, label in nodes.items()}
+    typed |= {v: schema.relationship_properties(t) for v, t in rels.items()}
+    tokens, coerced = numbers_against_strings(tokens, typed)
+    out.fixed += coerced
     tokens, ranked = rank_rows(tokens, ranking or Ranking())
     out.fixed += ranked
     tokens, named = name_ranked_nodes(tokens, nodes, schema.name_property)
     out.fixed += named
     ranked += named
-    if turns or moved_reads or ordered is not None or moved or reused or ranked:
+    if turns or moved_reads or ordered is not None or moved or reused or ranked or coerced:
         out.query = serialise(tokens)
     out.problems = list(dict.fromkeys(out.problems))
     return out

@@ -1,0 +1,61 @@
+"""Numbers compared with properties the database stores as strings.
+
+A property imported from CSV text stays a string (Northwind's ``Order.freight``: '32.38'), and the question asks
+for "a freight cost less than 10". The engine refuses ``o.freight < 10`` (it cannot cast '32.38' to an integer),
+and comparing with the string '10' would compare text ('9.5' > '10'). What the question means is the number,
+so the property is read as one: ``toFloat(o.freight) < 10``.
+"""
+
+from __future__ import annotations
+
+from kgrag.graph.backends.guard import Token
+
+_ORDERING = {"<", ">", "<=", ">=", "=", "<>"}
+
+
+def _operator(tokens: list[Token], i: int) -> tuple[str, int] | None:
+    """The comparison operator starting at ``tokens[i]`` (one or two punct tokens) and its length."""
+    if i >= len(tokens) or tokens[i].kind != "punct":
+        return None
+    if i + 1 < len(tokens) and tokens[i + 1].kind == "punct" and not tokens[i + 1].gap:
+        two = tokens[i].value + tokens[i + 1].value
+        if two in _ORDERING:
+            return two, 2
+    return (tokens[i].value, 1) if tokens[i].value in _ORDERING else None
+
+
+def _number_before(tokens: list[Token], k: int) -> bool:
+    """Whether ``number <op>`` ends just before ``tokens[k]``."""
+    for length in (2, 1):
+        start = k - length
+        if start >= 1 and _operator(tokens, start) == ("".join(t.value for t in tokens[start:k]), length):
+            return tokens[start - 1].kind == "num"
+    return False
+
+
+def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]]) -> tuple[list[Token], list[str]]:
+    """``var.prop <op> number`` (either side) where ``prop`` is a string property of the variable's label or type
+    (``types``: variable → its properties' types), with the property read through ``toFloat``."""
+    out = list(tokens)
+    done: list[str] = []
+    k = 0
+    while k + 2 < len(out):
+        var, dot, prop = out[k], out[k + 1], out[k + 2]
+        is_read = var.kind == "word" and dot.kind == "punct" and dot.value == "." and prop.kind == "word"
+        if not is_read or types.get(var.value, {}).get(prop.value, "").upper() != "STRING":
+            k += 1
+            continue
+        after = _operator(out, k + 3)
+        number_after = after is not None and k + 3 + after[1] < len(out) and out[k + 3 + after[1]].kind == "num"
+        before = _number_before(out, k)
+        if not (number_after or before):
+            k += 3
+            continue
+        wrapped = [Token("word", "toFloat", var.gap), Token("punct", "("), var._replace(gap=False), dot, prop]
+        out[k : k + 3] = [*wrapped, Token("punct", ")")]
+        done.append(f"{var.value}.{prop.value} is stored as text: compared as toFloat({var.value}.{prop.value})")
+        k += len(wrapped) + 1
+    return out, done
+
+
+__all__ = ["numbers_against_strings"]
