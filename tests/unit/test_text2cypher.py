@@ -83,6 +83,21 @@ def test_value_linking_finds_stored_spellings(northwind, schema):
     right = "MATCH (:Category {categoryName: 'Grains/Cereals'})<-[:PART_OF]-(p:Product) RETURN p"
     assert misplaced_values(right, schema, index.places) == []
     assert misplaced_values("MATCH (c:Customer) WHERE c.country = 'Atlantis' RETURN c", schema, index.places) == []
+    # the value's node is one relationship away: joined, not sent back
+    joined = check_query(
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.categoryName = 'Dairy Products' RETURN s",
+        schema,
+        stored=index.places,
+    )
+    assert joined.query == (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)-[:PART_OF]->(category1:Category) "
+        "WHERE category1.categoryName = 'Dairy Products' RETURN s"
+    )
+    assert joined.problems == [] and joined.fixed == [
+        "'Dairy Products' is a Category.categoryName: joined Product to Category by PART_OF"
+    ]
+    far = "MATCH (c:Customer) WHERE c.city = 'Dairy Products' RETURN c"  # Category is not a neighbour of Customer
+    assert check_query(far, schema, stored=index.places).query == far
 
 
 def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):

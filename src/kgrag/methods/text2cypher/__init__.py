@@ -97,7 +97,8 @@ class Text2Cypher(TextToCypher):
                 problem = "no query between <cypher> and </cypher>"
                 repair = f"\nYour answer held no query ({problem}).\nWrite the query.\n"
                 continue
-            checked = check_query(query, self.schema, ranking=asked_ranking(question))
+            stored = self.values.places if cfg.value_hints else None
+            checked = check_query(query, self.schema, ranking=asked_ranking(question), stored=stored)
             if cfg.value_hints:
                 checked.problems += misplaced_values(checked.query, self.schema, self.values.places)
             with trace.step("execute", cypher=checked.query) as step:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
+from kgrag.methods.text2cypher.joins import join_value_owners
 from kgrag.methods.text2cypher.ranking import Ranking, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
@@ -302,10 +303,17 @@ def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] |
     return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
 
 
-def check_query(query: str, schema: GraphSchema, ranking: Ranking | None = None) -> CheckResult:
+def check_query(
+    query: str,
+    schema: GraphSchema,
+    ranking: Ranking | None = None,
+    stored: Callable[[str], set[tuple[str, str]]] | None = None,
+) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
-    relationships written against their only direction turned round, variables kept in scope across WITH
-    (:mod:`.scope`) and the ORDER BY and LIMIT of a ranking question added where the query has none
+    relationships written against their only direction turned round, a value compared on the wrong node read
+    from the neighbour that stores it (``stored``: value → (label, property) pairs; :mod:`.joins`), variables
+    kept in scope across WITH (:mod:`.scope`), numbers compared with text properties as numbers
+    (:mod:`.coercion`) and the ORDER BY and LIMIT of a ranking question added where the query has none
     (:mod:`.ranking`)."""
     out = CheckResult(query)
     try:
@@ -313,6 +321,9 @@ def check_query(query: str, schema: GraphSchema, ranking: Ranking | None = None)
     except CypherSyntaxError as exc:
         out.problems.append(f"the query does not parse: {exc}")
         return out
+    if stored is not None:
+        tokens, joined = join_value_owners(tokens, schema, _variables(patterns(tokens))[0], stored)
+        out.fixed += joined
     chains = patterns(tokens)
     nodes, rels = _variables(chains)
     turns: list[tuple[Rel, str]] = []
@@ -331,35 +342,48 @@ def check_query(query: str, schema: GraphSchema, ranking: Ranking | None = None)
                 for t in getattr(part, "types", [])
                 if t not in schema.types()
             ]
-    moved_reads = len(out.fixed)
     out.problems += _properties(schema, tokens, nodes, rels, out.fixed)
-    moved_reads = len(out.fixed) - moved_reads
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
     names = [p.var for chain in chains for p in chain if p.var]
-    ordered = _aggregate_order(tokens, list(dict.fromkeys(names)))
-    if ordered is not None:
-        tokens = ordered
-        out.fixed.append("ordered by an aggregate it did not return: the aggregate moved into a WITH")
-    tokens, moved = move_filters_before_with(tokens)
-    if moved:
-        out.fixed.append("filtered after a WITH on a variable it dropped: the condition moved before the WITH")
-    tokens, reused = reuse_aliases(tokens)
-    if reused:
-        out.fixed.append("repeated an aggregate after the WITH that named it: the name is used")
-    typed = {v: schema.labels.get(label, {}) for v, label in nodes.items()}
-    typed |= {v: schema.relationship_properties(t) for v, t in rels.items()}
-    tokens, coerced = numbers_against_strings(tokens, typed)
-    out.fixed += coerced
-    tokens, ranked = rank_rows(tokens, ranking or Ranking())
-    out.fixed += ranked
-    tokens, named = name_ranked_nodes(tokens, nodes, schema.name_property)
-    out.fixed += named
-    ranked += named
-    if turns or moved_reads or ordered is not None or moved or reused or ranked or coerced:
+    tokens = _reshape(tokens, schema, list(dict.fromkeys(names)), nodes, rels, ranking or Ranking(), out.fixed)
+    if out.fixed:
         out.query = serialise(tokens)
     out.problems = list(dict.fromkeys(out.problems))
     return out
+
+
+def _reshape(
+    tokens: list[Token],
+    schema: GraphSchema,
+    names: list[str],
+    nodes: dict[str, str],
+    rels: dict[str, str],
+    ranking: Ranking,
+    fixed: list[str],
+) -> list[Token]:
+    """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
+    numbers, the ranking's ORDER BY / LIMIT and names. Each says what it did in ``fixed``."""
+    ordered = _aggregate_order(tokens, names)
+    if ordered is not None:
+        tokens = ordered
+        fixed.append("ordered by an aggregate it did not return: the aggregate moved into a WITH")
+    tokens, moved = move_filters_before_with(tokens)
+    if moved:
+        fixed.append("filtered after a WITH on a variable it dropped: the condition moved before the WITH")
+    tokens, reused = reuse_aliases(tokens)
+    if reused:
+        fixed.append("repeated an aggregate after the WITH that named it: the name is used")
+    typed = {v: schema.labels.get(label, {}) for v, label in nodes.items()}
+    typed |= {v: schema.relationship_properties(t) for v, t in rels.items()}
+    for step in (
+        lambda t: numbers_against_strings(t, typed),
+        lambda t: rank_rows(t, ranking),
+        lambda t: name_ranked_nodes(t, nodes, schema.name_property),
+    ):
+        tokens, done = step(tokens)
+        fixed += done
+    return tokens
 
 
 __all__ = ["CheckResult", "check_query", "misplaced_values", "patterns"]

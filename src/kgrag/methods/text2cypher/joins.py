@@ -1,0 +1,105 @@
+"""A value compared on the wrong node, joined to the node that stores it.
+
+"Suppliers with the most products in the 'Dairy Products' category": the 1.5B model writes
+``MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.categoryName = 'Dairy Products'``, but 'Dairy Products' is
+a ``Category.categoryName`` and a Product has no such property. When the value is stored under exactly one
+other label, and exactly one relationship type joins the two labels, the query can only have meant that
+neighbour, so the join is added (``MATCH (p)-[:PART_OF]->(category1:Category)``) and the comparison reads it
+(``category1.categoryName``). Anything less certain stays a problem for the repair call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.scope import clauses
+
+_COMPARE = {"=", "CONTAINS", "STARTS", "ENDS", "<>"}
+
+
+def _comparisons(tokens: list[Token], nodes: dict[str, str]) -> list[tuple[int, str]]:
+    """``(index of var, value)`` for each ``var.prop <op> 'string'`` on a labelled node variable."""
+    found = []
+    for k in range(len(tokens) - 4):
+        var, dot, prop, op = tokens[k : k + 4]
+        if var.value not in nodes or dot.value != "." or prop.kind != "word":
+            continue
+        if (op.value if op.kind == "punct" else op.value.upper()) not in _COMPARE:
+            continue
+        value = next((t for t in tokens[k + 4 : k + 6] if t.kind == "str"), None)
+        if value is not None:
+            found.append((k, value.value))
+    return found
+
+
+def join_value_owners(
+    tokens: list[Token], schema: GraphSchema, nodes: dict[str, str], stored: Callable[[str], set[tuple[str, str]]]
+) -> tuple[list[Token], list[str]]:
+    """``tokens`` with each wrongly placed value read from the one neighbour label that stores it (see the
+    module docstring); ``nodes``: node variable → label. Returns the tokens and what was done."""
+    for k, value in _comparisons(tokens, nodes):
+        joined = _join(tokens, k, value, schema, nodes, stored)
+        if joined is not None:
+            rest, done = join_value_owners(joined[0], schema, {**nodes, **joined[2]}, stored)
+            return rest, [joined[1], *done]
+    return tokens, []
+
+
+def _join(
+    tokens: list[Token],
+    k: int,
+    value: str,
+    schema: GraphSchema,
+    nodes: dict[str, str],
+    stored: Callable[[str], set[tuple[str, str]]],
+) -> tuple[list[Token], str, dict[str, str]] | None:
+    """The query with the comparison at ``k`` read from the neighbour that stores ``value``, what was done and
+    the new variable; None when the value is where it belongs or the neighbour is not certain."""
+    var, prop = tokens[k].value, tokens[k + 2].value
+    label = nodes[var]
+    where = stored(value)
+    owners = {lab for lab, _ in where if lab != label}
+    if not where or (label, prop) in where or len(owners) != 1:
+        return None
+    owner = owners.pop()
+    props = {p for lab, p in where if lab == owner}
+    ways = [(r.name, "out") for r in schema.relationships if (r.source, r.target) == (label, owner)]
+    ways += [(r.name, "in") for r in schema.relationships if (r.source, r.target) == (owner, label)]
+    binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and _binds(tokens, c, var)), None)
+    if len(props) != 1 or len(ways) != 1 or binding is None or binding.end > k:
+        return None
+    (owner_prop,), (rel, direction) = props, ways[0]
+    new = _fresh(owner, tokens)
+    arrow = ["-", "[", ":", rel, "]", "-", ">"] if direction == "out" else ["<", "-", "[", ":", rel, "]", "-"]
+    pattern = [
+        Token("word", "MATCH", True),
+        Token("punct", "(", True),
+        Token("word", var),
+        Token("punct", ")"),
+        *[Token("word" if x == rel else "punct", x) for x in arrow],
+        Token("punct", "("),
+        Token("word", new),
+        Token("punct", ":"),
+        Token("word", owner),
+        Token("punct", ")"),
+    ]
+    read = [tokens[k]._replace(value=new), tokens[k + 1], tokens[k + 2]._replace(value=owner_prop)]
+    out = [*tokens[: binding.end], *pattern, *tokens[binding.end : k], *read, *tokens[k + 3 :]]
+    return out, f"'{value}' is a {owner}.{owner_prop}: joined {label} to {owner} by {rel}", {new: owner}
+
+
+def _binds(tokens: list[Token], clause, var: str) -> bool:
+    return any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(clause.start + 1, clause.end))
+
+
+def _fresh(label: str, tokens: list[Token]) -> str:
+    used = {t.value for t in tokens if t.kind == "word"}
+    n = 1
+    while f"{label.lower()}{n}" in used:
+        n += 1
+    return f"{label.lower()}{n}"
+
+
+__all__ = ["join_value_owners"]
