@@ -14,7 +14,6 @@ from kgrag.graph.property_graph import PropertyGraph
 from kgrag.methods import get as get_method
 from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
-from kgrag.methods.text2cypher.ranking import Ranking
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.models.embeddings import load_embedder
@@ -160,7 +159,7 @@ def test_the_check_keeps_scope_and_the_rows_the_question_asks_for(schema):
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)-[:PART_OF]->(c:Category) WITH s, count(p) AS n "
         "WHERE c.categoryName = 'Beverages' RETURN s.companyName, n ORDER BY n DESC",
         schema,
-        ranking=Ranking(rows=5, order="DESC"),
+        question="Which are the top 5 suppliers with the most beverages?",
     )
     assert fixed.query == (
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)-[:PART_OF]->(c:Category) WHERE c.categoryName = 'Beverages' "
@@ -168,7 +167,7 @@ def test_the_check_keeps_scope_and_the_rows_the_question_asks_for(schema):
     )
     assert len(fixed.fixed) == 2 and fixed.problems == []
     plain = "MATCH (p:Product) RETURN p.productName LIMIT 3"
-    assert check_query(plain, schema, ranking=Ranking(5, "DESC")).query == plain  # the model's own LIMIT stands
+    assert check_query(plain, schema, question="the top 5 products").query == plain  # the model's own LIMIT stands
 
 
 def test_a_ranking_names_its_nodes_and_shows_what_it_ranks_by(schema):
@@ -176,8 +175,10 @@ def test_a_ranking_names_its_nodes_and_shows_what_it_ranks_by(schema):
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS n RETURN s ORDER BY n DESC LIMIT 3", schema
     )
     assert fixed.query.endswith("RETURN s.companyName, n ORDER BY n DESC LIMIT 3")
-    by_property = check_query("MATCH (p:Product) RETURN p ORDER BY p.unitPrice LIMIT 5", schema).query
-    assert by_property == "MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice LIMIT 5"
+    by_property = "MATCH (p:Product) RETURN p ORDER BY p.unitPrice LIMIT 5"
+    cheapest = check_query(by_property, schema, question="the 5 cheapest products").query
+    assert cheapest == "MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice LIMIT 5"
+    assert check_query(by_property, schema, question="Which 5 products?").query == by_property  # no ranking
     listing = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.unitsInStock > 50 RETURN s"
     assert check_query(listing, schema).query == listing  # no ranking: the nodes stay
 
@@ -196,3 +197,17 @@ def test_a_number_compared_with_a_text_property_reads_it_as_a_number(schema):
     )
     numeric = "MATCH (p:Product) WHERE p.unitPrice < 10 AND p.productName = 'Chai' RETURN p"
     assert check_query(numeric, schema).query == numeric  # a FLOAT property, a string literal: untouched
+
+
+def test_identifier_columns_are_given_by_name_unless_asked_for(schema):
+    padded = "MATCH (p:Product) WHERE p.reorderLevel > 20 RETURN p.productName, p.productID, p.reorderLevel"
+    assert check_query(padded, schema, question="Which products have a reorder level above 20?").query == (
+        "MATCH (p:Product) WHERE p.reorderLevel > 20 RETURN p.productName, p.reorderLevel"
+    )
+    assert check_query(padded, schema, question="Give the ids of products above reorder level 20").query == padded
+    grouped = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.supplierID, avg(p.unitPrice) AS a"
+    assert check_query(grouped, schema, question="Average price per supplier?").query == (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName, avg(p.unitPrice) AS a"
+    )
+    order = "MATCH (o:Order) RETURN o.orderID, o.customerID"  # orderID names an Order: customerID goes
+    assert check_query(order, schema, question="Which orders?").query == "MATCH (o:Order) RETURN o.orderID"

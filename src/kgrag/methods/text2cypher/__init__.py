@@ -23,7 +23,6 @@ from kgrag.methods.settings import ClientRange, PathSetting
 from kgrag.methods.text2cypher.check import check_query, misplaced_values
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar
-from kgrag.methods.text2cypher.ranking import asked_ranking
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.retrieval.graph_query import extract_query, first_column_answers, rows_as_evidence, run_recorded
@@ -98,7 +97,7 @@ class Text2Cypher(TextToCypher):
                 repair = f"\nYour answer held no query ({problem}).\nWrite the query.\n"
                 continue
             stored = self.values.places if cfg.value_hints else None
-            checked = check_query(query, self.schema, ranking=asked_ranking(question), stored=stored)
+            checked = check_query(query, self.schema, question=question, stored=stored)
             if cfg.value_hints:
                 checked.problems += misplaced_values(checked.query, self.schema, self.values.places)
             with trace.step("execute", cypher=checked.query) as step:

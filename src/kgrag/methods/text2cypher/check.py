@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
+from kgrag.methods.text2cypher.columns import names_for_ids
 from kgrag.methods.text2cypher.joins import join_value_owners
-from kgrag.methods.text2cypher.ranking import Ranking, name_ranked_nodes, rank_rows
+from kgrag.methods.text2cypher.ranking import asked_ranking, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
 
@@ -306,15 +307,15 @@ def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] |
 def check_query(
     query: str,
     schema: GraphSchema,
-    ranking: Ranking | None = None,
+    question: str = "",
     stored: Callable[[str], set[tuple[str, str]]] | None = None,
 ) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
     relationships written against their only direction turned round, a value compared on the wrong node read
     from the neighbour that stores it (``stored``: value → (label, property) pairs; :mod:`.joins`), variables
     kept in scope across WITH (:mod:`.scope`), numbers compared with text properties as numbers
-    (:mod:`.coercion`) and the ORDER BY and LIMIT of a ranking question added where the query has none
-    (:mod:`.ranking`)."""
+    (:mod:`.coercion`), the ORDER BY and LIMIT of a ranking ``question`` added where the query has none
+    (:mod:`.ranking`) and identifier columns it did not ask for given by name (:mod:`.columns`)."""
     out = CheckResult(query)
     try:
         tokens = tokenise_cypher(query)
@@ -346,7 +347,7 @@ def check_query(
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
     names = [p.var for chain in chains for p in chain if p.var]
-    tokens = _reshape(tokens, schema, list(dict.fromkeys(names)), nodes, rels, ranking or Ranking(), out.fixed)
+    tokens = _reshape(tokens, schema, list(dict.fromkeys(names)), nodes, rels, question, out.fixed)
     if out.fixed:
         out.query = serialise(tokens)
     out.problems = list(dict.fromkeys(out.problems))
@@ -359,11 +360,12 @@ def _reshape(
     names: list[str],
     nodes: dict[str, str],
     rels: dict[str, str],
-    ranking: Ranking,
+    question: str,
     fixed: list[str],
 ) -> list[Token]:
     """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
-    numbers, the ranking's ORDER BY / LIMIT and names. Each says what it did in ``fixed``."""
+    numbers, the ranking's ORDER BY / LIMIT and names, identifiers as names. Each says what it did in
+    ``fixed``."""
     ordered = _aggregate_order(tokens, names)
     if ordered is not None:
         tokens = ordered
@@ -376,10 +378,12 @@ def _reshape(
         fixed.append("repeated an aggregate after the WITH that named it: the name is used")
     typed = {v: schema.labels.get(label, {}) for v, label in nodes.items()}
     typed |= {v: schema.relationship_properties(t) for v, t in rels.items()}
+    ranking = asked_ranking(question)
     for step in (
         lambda t: numbers_against_strings(t, typed),
         lambda t: rank_rows(t, ranking),
-        lambda t: name_ranked_nodes(t, nodes, schema.name_property),
+        lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranks=ranking.order is not None),
+        lambda t: names_for_ids(t, question, nodes, schema.name_property),
     ):
         tokens, done = step(tokens)
         fixed += done

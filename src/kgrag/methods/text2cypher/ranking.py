@@ -99,14 +99,15 @@ def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[
 
 
 def name_ranked_nodes(
-    tokens: list[Token], labels: dict[str, str], names: dict[str, str]
+    tokens: list[Token], labels: dict[str, str], names: dict[str, str], ranks: bool = True
 ) -> tuple[list[Token], list[str]]:
     """A ranking (the final RETURN ordered by an aggregate or by a node's property) gives each node it returns
     by the property that names its label and shows the value it ranks by (``RETURN s ORDER BY n DESC`` →
     ``RETURN s.companyName, n ORDER BY n DESC``; ``RETURN p ORDER BY p.unitPrice`` → ``RETURN p.productName,
     p.unitPrice ORDER BY p.unitPrice``): "the 3 suppliers with the most products" are three names and their
-    counts, not three records without them. ``labels``: node variable → label; ``names``: label → its naming
-    property."""
+    counts, not three records without them. An order by a property is a ranking only when the question ``ranks``
+    (has a superlative): "which 3 orders had a required date in 1996" orders only to choose three.
+    ``labels``: node variable → label; ``names``: label → its naming property."""
     returns = [k for k, t in enumerate(tokens) if _word(t, "RETURN")]
     if not returns:
         return tokens, []
@@ -117,7 +118,7 @@ def name_ranked_nodes(
     end = next((k for k in range(order + 2, len(tokens)) if _word(tokens[k], "ASC", "DESC", "LIMIT", "SKIP")), None)
     key = tokens[order + 2 : end if end is not None else len(tokens)]
     ranked = _ranked_value(key, tokens, labels)
-    if ranked is None:
+    if ranked is None or (len(ranked) == 3 and not ranks):
         return tokens, []
     start = ret + 2 if _word(tokens[ret + 1], "DISTINCT") else ret + 1
     items = split_at(tokens, start, order, ",")
