@@ -211,3 +211,9 @@ def test_identifier_columns_are_given_by_name_unless_asked_for(schema):
     )
     order = "MATCH (o:Order) RETURN o.orderID, o.customerID"  # orderID names an Order: customerID goes
     assert check_query(order, schema, question="Which orders?").query == "MATCH (o:Order) RETURN o.orderID"
+
+
+def test_a_property_only_the_relationship_beside_a_node_has_is_read_from_it(schema):
+    fixed = check_query("MATCH (p:Product)<-[:ORDERS]-(o:Order) WHERE o.quantity > 50 RETURN p.productName", schema)
+    assert fixed.query == "MATCH (p:Product)<-[r1:ORDERS]-(o:Order) WHERE r1.quantity > 50 RETURN p.productName"
+    assert fixed.problems == []

@@ -222,6 +222,46 @@ def _properties(
     return list(dict.fromkeys(problems))
 
 
+def _name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
+    """``o.quantity`` where ``o`` is an Order, which has no quantity, but the one unnamed relationship beside
+    it (``<-[:ORDERS]-(o:Order)``) does: the relationship is named and read (``-[r1:ORDERS]-`` … ``r1.quantity``),
+    the only reading in which the property exists."""
+    chains = patterns(tokens)
+    nodes, _ = _variables(chains)
+    for i in range(len(tokens) - 2):
+        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
+        if not (dot.value == "." and not dot.gap and var.value in nodes and _word(prop)):
+            continue
+        if nodes[var.value] not in schema.labels or prop.value in schema.labels[nodes[var.value]]:
+            continue
+        beside = [
+            chain[j]
+            for chain in chains
+            for k, part in enumerate(chain)
+            if isinstance(part, Node) and part.var == var.value
+            for j in (k - 1, k + 1)
+            if 0 <= j < len(chain)
+        ]
+        rels = [
+            r
+            for r in beside
+            if isinstance(r, Rel) and r.var is None and r.bracket and len(r.types) == 1
+            if prop.value in schema.relationship_properties(r.types[0])
+        ]
+        if len({id(r) for r in rels}) != 1:
+            continue
+        rel, used = rels[0], {t.value for t in tokens if t.kind == "word"}
+        name = next(f"r{n}" for n in range(1, 100) if f"r{n}" not in used)
+        assert rel.bracket is not None
+        out = [*tokens[: rel.bracket[0] + 1], Token("word", name), *tokens[rel.bracket[0] + 1 :]]
+        at = i + 1 if i > rel.bracket[0] else i
+        out[at] = out[at]._replace(value=name)
+        done = f"{nodes[var.value]} has no property {prop.value!r}, {rel.types[0]} has: read from {name}.{prop.value}"
+        rest, more = _name_relationship_read(out, schema)
+        return rest, [done, *more]
+    return tokens, []
+
+
 def _literals(tokens: list[Token], nodes: dict[str, str]) -> Iterator[tuple[str, str, str]]:
     """(label, property, string) of each ``var.prop <op> 'string'`` and ``(var:Label {prop: 'string'})``."""
     for i, tok in enumerate(tokens):
@@ -325,6 +365,8 @@ def check_query(
     if stored is not None:
         tokens, joined = join_value_owners(tokens, schema, _variables(patterns(tokens))[0], stored)
         out.fixed += joined
+    tokens, named = _name_relationship_read(tokens, schema)
+    out.fixed += named
     chains = patterns(tokens)
     nodes, rels = _variables(chains)
     turns: list[tuple[Rel, str]] = []
