@@ -4,10 +4,12 @@ One call writes a query from the schema (labels with typed properties, relations
 direction), the values the question names as the database stores them (:mod:`.values`) and, when the operator
 gives a file of solved question/Cypher pairs, the most similar of them (:mod:`.examples`); on llama.cpp models
 under a grammar in which only the schema's labels, properties and directions can be written (:mod:`.grammar`).
-The query is then held against the schema (:mod:`.check`): a relationship written backwards between labelled
-nodes is turned round, and an unknown label, type or property, a query the guard rejects, an engine error or an
-empty result sends the query back once (``repairs``) with what went wrong and the schema around the labels it
-used — at most ``1 + repairs`` calls. The rows are the answer (first column, aggregates included) and the
+The query is then held against the schema and the question (:mod:`.check`): what has one reading is mended
+without a call (a relationship written backwards, a property read from the wrong variable, a value compared on
+the wrong node, variables lost across WITH, a ranking's missing ORDER BY / LIMIT, identifiers where names were
+asked for), and an unknown label, type or property, a query the guard rejects, an engine error or an empty
+result sends the query back once (``repairs``) with what went wrong and the schema around the labels it used
+— at most ``1 + repairs`` calls. The rows are the answer (first column, aggregates included) and the
 evidence; the executed query is in the trace. The one-call ``cypher`` baseline stays as the paper's baseline.
 """
 

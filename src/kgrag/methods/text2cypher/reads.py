@@ -1,0 +1,95 @@
+"""Property reads the schema does not allow, moved to where the property is.
+
+A small model reads a property from the wrong variable of a pattern: ``-[r:ORDERS]->`` then ``r.freight``
+(only the Order ``o`` has it), or ``o.quantity`` (only the ORDERS relationship beside ``o`` has it). When
+exactly one place in the query holds the property, the read moves there; otherwise it stays a problem, named
+for the repair call ("Supplier has no property 'name'; it has companyName, ...").
+"""
+
+from __future__ import annotations
+
+from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
+from kgrag.methods.text2cypher.schema import GraphSchema
+
+
+def listing(names: object, limit: int = 12) -> str:
+    names = sorted(names)  # type: ignore[call-overload]
+    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def wrong_variable_reads(
+    schema: GraphSchema, tokens: list[Token], nodes: dict[str, str], rels: dict[str, str], fixed: list[str]
+) -> list[str]:
+    """``var.prop`` reads of properties the variable's label (or relationship type) does not have. When exactly
+    one other variable of the query has the property, the read moves to it (``-[r:ORDERS]->`` then
+    ``r.freight``, where only the ``Order`` node ``o`` has ``freight``: ``o.freight``) and ``fixed`` says so;
+    otherwise it is a problem for the repair call."""
+
+    def has(name: str) -> dict[str, str] | None:
+        if name in nodes and nodes[name] in schema.labels:
+            return schema.labels[nodes[name]]
+        if name in rels and rels[name] in schema.types():
+            return schema.relationship_properties(rels[name])
+        return None
+
+    problems = []
+    for i in range(len(tokens) - 2):
+        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
+        if not (dot.kind == "punct" and dot.value == "." and word(var) and word(prop) and not dot.gap):
+            continue
+        have = has(var.value)
+        if have is None or prop.value in have:
+            continue
+        owners = [v for v in [*nodes, *rels] if v != var.value and prop.value in (has(v) or {})]
+        label = nodes.get(var.value) or rels[var.value]
+        if len(owners) == 1:
+            tokens[i] = var._replace(value=owners[0])
+            fixed.append(f"{label} has no property {prop.value!r}: read from {owners[0]}.{prop.value}")
+        else:
+            problems.append(f"{label} has no property {prop.value!r}; it has {listing(have)}")
+    return list(dict.fromkeys(problems))
+
+
+def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
+    """``o.quantity`` where ``o`` is an Order, which has no quantity, but the one unnamed relationship beside
+    it (``<-[:ORDERS]-(o:Order)``) does: the relationship is named and read (``-[r1:ORDERS]-`` … ``r1.quantity``),
+    the only reading in which the property exists."""
+    chains = patterns(tokens)
+    nodes, _ = variables(chains)
+    for i in range(len(tokens) - 2):
+        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
+        if not (dot.value == "." and not dot.gap and var.value in nodes and word(prop)):
+            continue
+        if nodes[var.value] not in schema.labels or prop.value in schema.labels[nodes[var.value]]:
+            continue
+        beside = [
+            chain[j]
+            for chain in chains
+            for k, part in enumerate(chain)
+            if isinstance(part, Node) and part.var == var.value
+            for j in (k - 1, k + 1)
+            if 0 <= j < len(chain)
+        ]
+        rels = [
+            r
+            for r in beside
+            if isinstance(r, Rel) and r.var is None and r.bracket and len(r.types) == 1
+            if prop.value in schema.relationship_properties(r.types[0])
+        ]
+        if len({id(r) for r in rels}) != 1:
+            continue
+        rel, used = rels[0], {t.value for t in tokens if t.kind == "word"}
+        name = next(f"r{n}" for n in range(1, 100) if f"r{n}" not in used)
+        assert rel.bracket is not None
+        out = [*tokens[: rel.bracket[0] + 1], Token("word", name), *tokens[rel.bracket[0] + 1 :]]
+        at = i + 1 if i > rel.bracket[0] else i
+        out[at] = out[at]._replace(value=name)
+        done = f"{nodes[var.value]} has no property {prop.value!r}, {rel.types[0]} has: read from {name}.{prop.value}"
+        rest, more = name_relationship_read(out, schema)
+        return rest, [done, *more]
+    return tokens, []
+
+
+__all__ = ["listing", "name_relationship_read", "wrong_variable_reads"]
