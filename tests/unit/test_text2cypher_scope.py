@@ -95,3 +95,9 @@ def test_order_and_limit_are_added_only_where_the_query_has_none():
     assert ranked(two, Ranking(None, "DESC")) == two
     ordered = "MATCH (s)-->(p) RETURN s.name, count(p) AS n ORDER BY s.name"
     assert ranked(ordered, Ranking(None, "DESC")) == ordered
+
+
+def test_a_label_spelled_like_a_keyword_is_not_one():
+    query = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n RETURN c.companyName, n LIMIT 5"
+    tokens, done = rank_rows(tokenise_cypher(query), Ranking(5, "DESC"))
+    assert serialise(tokens) == query.replace("LIMIT 5", "ORDER BY n DESC LIMIT 5") and len(done) == 1

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from kgrag.graph.backends.guard import Token, serialise
-from kgrag.methods.text2cypher.scope import split_at
+from kgrag.methods.text2cypher.scope import is_keyword, split_at
 
 _WORDS = {
     "two": 2,
@@ -81,18 +81,18 @@ def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
 def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[str]]:
     """``tokens`` with the ORDER BY and LIMIT the question asks for where the query has none, and what was done."""
     done: list[str] = []
-    returns = [k for k, t in enumerate(tokens) if _word(t, "RETURN")]
+    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
     if not returns:
         return tokens, done
     ret = returns[-1]
-    if ranking.order and not any(_word(t, "ORDER") for t in tokens):
+    if ranking.order and not any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
         alias = _ranked_alias(tokens, ret)
         if alias is not None:
-            at = next((k for k in range(ret, len(tokens)) if _word(tokens[k], "LIMIT", "SKIP")), len(tokens))
+            at = next((k for k in range(ret, len(tokens)) if is_keyword(tokens, k, "LIMIT", "SKIP")), len(tokens))
             order = [Token("word", "ORDER", True), Token("word", "BY", True), Token("word", alias, True)]
             tokens = [*tokens[:at], *order, Token("word", ranking.order, True), *tokens[at:]]
             done.append(f"the question ranks by {alias}: ORDER BY {alias} {ranking.order} added")
-    if ranking.rows and not any(_word(t, "LIMIT") for t in tokens):
+    if ranking.rows and not any(is_keyword(tokens, k, "LIMIT") for k in range(len(tokens))):
         tokens = [*tokens, Token("word", "LIMIT", True), Token("num", str(ranking.rows), True)]
         done.append(f"the question asks for {ranking.rows} rows: LIMIT {ranking.rows} added")
     return tokens, done
@@ -108,14 +108,16 @@ def name_ranked_nodes(
     counts, not three records without them. An order by a property is a ranking only when the question ``ranks``
     (has a superlative): "which 3 orders had a required date in 1996" orders only to choose three.
     ``labels``: node variable → label; ``names``: label → its naming property."""
-    returns = [k for k, t in enumerate(tokens) if _word(t, "RETURN")]
+    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
     if not returns:
         return tokens, []
     ret = returns[-1]
-    order = next((k for k in range(ret, len(tokens) - 1) if _word(tokens[k], "ORDER")), None)
+    order = next((k for k in range(ret, len(tokens) - 1) if is_keyword(tokens, k, "ORDER")), None)
     if order is None:
         return tokens, []
-    end = next((k for k in range(order + 2, len(tokens)) if _word(tokens[k], "ASC", "DESC", "LIMIT", "SKIP")), None)
+    end = next(
+        (k for k in range(order + 2, len(tokens)) if is_keyword(tokens, k, "ASC", "DESC", "LIMIT", "SKIP")), None
+    )
     key = tokens[order + 2 : end if end is not None else len(tokens)]
     ranked = _ranked_value(key, tokens, labels)
     if ranked is None or (len(ranked) == 3 and not ranks):

@@ -31,6 +31,15 @@ def _upper(tok: Token) -> str:
     return tok.value.upper() if tok.kind == "word" else ""
 
 
+def is_keyword(tokens: list[Token], k: int, *words: str) -> bool:
+    """Whether ``tokens[k]`` is one of the clause keywords ``words`` — not a label, type or property spelled
+    the same (``(o:Order)``, ``o.limit``), and ORDER only when BY follows."""
+    word = _upper(tokens[k])
+    if word not in words or (k and tokens[k - 1].kind == "punct" and tokens[k - 1].value in (".", ":")):
+        return False
+    return word != "ORDER" or (k + 1 < len(tokens) and _upper(tokens[k + 1]) == "BY")
+
+
 def _depths(tokens: list[Token]) -> list[int]:
     """Bracket depth at each token (an opening bracket is at the depth outside it)."""
     out, depth = [], 0
@@ -56,7 +65,7 @@ def clauses(tokens: list[Token]) -> list[Clause]:
     starts = []
     for i, tok in enumerate(tokens):
         word = _upper(tok)
-        if depth[i] or word not in _CLAUSES:
+        if depth[i] or not is_keyword(tokens, i, *_CLAUSES):
             continue
         if word == "MATCH" and starts and tokens[starts[-1]].value.upper() == "OPTIONAL" and starts[-1] == i - 1:
             continue
@@ -102,7 +111,7 @@ def _names(tokens: list[Token], start: int, end: int) -> set[str]:
 def _projection(tokens: list[Token], clause: Clause) -> tuple[set[str], dict[tuple[str, ...], str]] | None:
     """What a WITH carries: its names, and its aliased expressions by their tokens; None for ``WITH *``."""
     end = next(
-        (c for c in range(clause.start + 1, clause.end) if _upper(tokens[c]) in ("ORDER", "SKIP", "LIMIT")),
+        (c for c in range(clause.start + 1, clause.end) if is_keyword(tokens, c, "ORDER", "SKIP", "LIMIT")),
         clause.end,
     )
     carried: set[str] = set()
@@ -216,4 +225,4 @@ def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
     return tokens, changed
 
 
-__all__ = ["Clause", "clauses", "move_filters_before_with", "reuse_aliases", "split_at"]
+__all__ = ["Clause", "clauses", "is_keyword", "move_filters_before_with", "reuse_aliases", "split_at"]
