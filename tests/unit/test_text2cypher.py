@@ -217,3 +217,12 @@ def test_a_property_only_the_relationship_beside_a_node_has_is_read_from_it(sche
     fixed = check_query("MATCH (p:Product)<-[:ORDERS]-(o:Order) WHERE o.quantity > 50 RETURN p.productName", schema)
     assert fixed.query == "MATCH (p:Product)<-[r1:ORDERS]-(o:Order) WHERE r1.quantity > 50 RETURN p.productName"
     assert fixed.problems == []
+
+
+def test_an_aggregate_ranking_groups_only_by_what_it_ranks(schema):
+    padded = (
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order)-[:ORDERS]->(p:Product) WHERE c.country = 'USA' "
+        "RETURN p.productName, count(*) AS n, c.companyName, o.orderID ORDER BY n DESC LIMIT 5"
+    )
+    fixed = check_query(padded, schema, question="What are the top 5 most ordered products in the USA?")
+    assert fixed.query.endswith("RETURN p.productName, count(*) AS n ORDER BY n DESC LIMIT 5")

@@ -125,6 +125,9 @@ def name_ranked_nodes(
     start = ret + 2 if _word(tokens[ret + 1], "DISTINCT") else ret + 1
     items = split_at(tokens, start, order, ",")
     done: list[str] = []
+    if len(ranked) != 3:  # ranked by an aggregate: grouped by what it ranks
+        items, dropped = _one_group(tokens, items)
+        done += [f"a ranking groups by what it ranks: {x} dropped" for x in dropped]
     out = list(tokens[:start])
     for n, (a, b) in enumerate(items):
         if n:
@@ -144,6 +147,28 @@ def name_ranked_nodes(
     if not done:
         return tokens, []
     return [*out, *tokens[order:]], done
+
+
+def _one_group(tokens: list[Token], items: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[str]]:
+    """The RETURN items of an aggregate ranking without grouping keys of other variables than the first key's:
+    "the top 5 products ordered by customers from the USA" ranks products, and a returned ``c.companyName`` or
+    ``o.orderID`` beside ``p.productName`` would count per customer and order instead (the 1.5B model adds
+    such columns)."""
+    aggregated = _aggregated_names(tokens)
+
+    def is_aggregate(a: int, b: int) -> bool:
+        calls = any(
+            tokens[k].kind == "word" and tokens[k].value.lower() in _AGGREGATES and tokens[k + 1].value == "("
+            for k in range(a, b - 1)
+        )
+        return calls or (b - a == 1 and tokens[a].value in aggregated)
+
+    keys = [(a, b) for a, b in items if not is_aggregate(a, b)]
+    if not keys:
+        return items, []
+    main = tokens[keys[0][0]].value
+    kept = [(a, b) for a, b in items if is_aggregate(a, b) or tokens[a].value == main]
+    return kept, [serialise(tokens[a:b]) for a, b in items if (a, b) not in kept]
 
 
 def _key(tokens: list[Token]) -> tuple[str, ...]:
