@@ -226,3 +226,16 @@ def test_an_aggregate_ranking_groups_only_by_what_it_ranks(schema):
     )
     fixed = check_query(padded, schema, question="What are the top 5 most ordered products in the USA?")
     assert fixed.query.endswith("RETURN p.productName, count(*) AS n ORDER BY n DESC LIMIT 5")
+
+
+def test_the_first_rows_asked_for_are_the_earliest_by_the_date_the_question_names(schema):
+    shipped = check_query(
+        "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN o",
+        schema,
+        question="List the first 3 orders shipped to France.",
+    )
+    assert shipped.query == "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN o ORDER BY o.shippedDate LIMIT 3"
+    own = check_query("MATCH (o:Order) RETURN o LIMIT 3", schema, question="List the first 3 orders with discounts.")
+    assert own.query == "MATCH (o:Order) RETURN o ORDER BY o.orderDate LIMIT 3"
+    undated = "MATCH (c:Category) RETURN c LIMIT 3"  # a Category has no date: left as written
+    assert check_query(undated, schema, question="List the first 3 categories.").query == undated

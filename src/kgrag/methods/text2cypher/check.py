@@ -22,7 +22,7 @@ from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import names_for_ids
 from kgrag.methods.text2cypher.joins import join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
-from kgrag.methods.text2cypher.ranking import asked_ranking, name_ranked_nodes, rank_rows
+from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.reads import listing, name_relationship_read, wrong_variable_reads
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
@@ -234,6 +234,7 @@ def _reshape(
     for step in (
         lambda t: numbers_against_strings(t, typed),
         lambda t: rank_rows(t, ranking),
+        lambda t: first_by_date(t, question, nodes, schema.labels),
         lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranks=ranking.order is not None),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),
     ):

@@ -98,6 +98,42 @@ def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[
     return tokens, done
 
 
+_FIRST = re.compile(r"\bfirst\s+" + _NUMBER + r"\b", re.I)
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def first_by_date(
+    tokens: list[Token], question: str, labels: dict[str, str], properties: dict[str, dict[str, str]]
+) -> tuple[list[Token], list[str]]:
+    """ "The first 3 orders shipped to France" are the earliest three: a query that returns a node without any
+    ORDER BY is ordered by that node's date — the date property the question's words name ("shipped" →
+    ``shippedDate``, "required" → ``requiredDate``), else the one named for its label (``Order.orderDate``);
+    none when that is not one property. ``labels``: node variable → label; ``properties``: label → its
+    properties."""
+    if not _FIRST.search(question) or any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
+        return tokens, []
+    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
+    if not returns:
+        return tokens, []
+    first = returns[-1] + 1 + int(_word(tokens[returns[-1] + 1], "DISTINCT"))
+    var = tokens[first].value if first < len(tokens) else ""
+    label = labels.get(var)
+    dates = [p for p in properties.get(label or "", {}) if "date" in p.lower()]
+    stems = {w.lower()[:4] for w in re.findall(r"[A-Za-z]{4,}", question)}
+    own_words = {"date", (label or "").lower()}  # "orders" names the things asked for, not orderDate
+    named = [p for p in dates if {w.lower()[:4] for w in _CAMEL.findall(p) if w.lower() not in own_words} & stems]
+    own = [p for p in dates if label and label.lower() in p.lower()]
+    chosen = named if len(named) == 1 else own if len(own) == 1 else []
+    if not chosen:
+        return tokens, []
+    at = next((k for k in range(first, len(tokens)) if is_keyword(tokens, k, "LIMIT", "SKIP")), len(tokens))
+    order = [Token("word", "ORDER", True), Token("word", "BY", True), Token("word", var, True)]
+    order += [Token("punct", "."), Token("word", chosen[0])]
+    return [*tokens[:at], *order, *tokens[at:]], [
+        f"the first rows asked for are the earliest: ORDER BY {var}.{chosen[0]}"
+    ]
+
+
 def name_ranked_nodes(
     tokens: list[Token], labels: dict[str, str], names: dict[str, str], ranks: bool = True
 ) -> tuple[list[Token], list[str]]:
@@ -205,4 +241,4 @@ def _aggregated_names(tokens: list[Token]) -> set[str]:
     return out
 
 
-__all__ = ["Ranking", "asked_ranking", "name_ranked_nodes", "rank_rows"]
+__all__ = ["Ranking", "asked_ranking", "first_by_date", "name_ranked_nodes", "rank_rows"]
