@@ -1,14 +1,16 @@
-"""What a ranking question fixes about its rows — how many ("the top 5", "which 3 suppliers") and in which
-order ("the most", "the lowest") — held to by an ORDER BY and a LIMIT the model left out.
+"""What a ranking question fixes about its rows — how many ("the top 5", "which 3 suppliers"), in which order
+("the most", "the lowest", "the first") and what each row shows — held to where the model left it out.
 
 The 1.5B model drops the LIMIT of "list the first 3 orders" in about one query in four and the ORDER BY of
 "the 3 suppliers with the highest average price" in about one in eight (Northwind dev), and the answer is then
-every supplier in the engine's order. Both are plain English, not the database's:
+every supplier in the engine's order. The wording read is plain English, not the database's:
 
 - the count is a number right after top / first / last / bottom, or right after the opening verb or question
   word ("List three customers", "Which 3 suppliers ..."); "more than 50 units" and years are not counts of rows;
-- the order is a superlative (most, highest, top, ...; lowest, least, fewest, ... read ascending), and it is
-  added only where the query returns exactly one aggregate under a name, since that is then what is ranked.
+- the order is a superlative (most, highest, top, ...; lowest, least, fewest, ... read ascending), added only
+  where the query returns exactly one aggregate under a name, since that is then what is ranked
+  (:func:`rank_rows`); "the first N" of a node with no order is the earliest by its date (:func:`first_by_date`);
+- a ranking shows names and the value ranked by, grouped only by what it ranks (:func:`name_ranked_nodes`).
 """
 
 from __future__ import annotations
