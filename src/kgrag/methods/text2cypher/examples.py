@@ -40,15 +40,14 @@ class ExamplePairs:
         return cls(pairs, embedder)
 
     def similar(self, question: str, k: int) -> list[tuple[str, str]]:
-        """The ``k`` pairs whose questions embed closest to ``question``, most similar first (the 1.5B model
-        copies the first example's shape: with the most similar last it took "WHERE n > 1" from a less
-        similar first one); the question itself is never its own example."""
+        """The ``k`` pairs whose questions embed closest to ``question``, most similar last (nearest the
+        question in the prompt); the question itself is never its own example."""
         if k <= 0 or not self.pairs:
             return []
         scores = self.vectors @ self.embedder.encode([question])[0]
         asked = " ".join(question.lower().split())
         order = [i for i in np.argsort(-scores) if " ".join(self.pairs[i][0].lower().split()) != asked][:k]
-        return [self.pairs[i] for i in order]
+        return [self.pairs[i] for i in reversed(order)]
 
 
 __all__ = ["ExamplePairs"]
