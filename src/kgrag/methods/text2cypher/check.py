@@ -25,7 +25,7 @@ from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, w
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.reads import listing, name_relationship_read, wrong_variable_reads
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import move_filters_before_with, reuse_aliases
+from kgrag.methods.text2cypher.scope import has_aggregate, move_filters_before_with, reuse_aliases
 
 
 @dataclass
@@ -117,16 +117,6 @@ def misplaced_values(query: str, schema: GraphSchema, stored: Callable[[str], se
     return list(dict.fromkeys(problems))
 
 
-AGGREGATES = {"count", "sum", "avg", "min", "max", "collect"}
-
-
-def _has_aggregate(tokens: list[Token]) -> bool:
-    return any(
-        t.kind == "word" and t.value.lower() in AGGREGATES and k + 1 < len(tokens) and tokens[k + 1].value == "("
-        for k, t in enumerate(tokens)
-    )
-
-
 def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] | None:
     """``RETURN s ORDER BY count(*) DESC LIMIT 3`` as ``WITH s, count(*) AS sort_key RETURN s ORDER BY sort_key DESC
     LIMIT 3``: a small model orders by an aggregate it does not return, which the engine cannot evaluate. Only
@@ -140,7 +130,7 @@ def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] |
         return None
     end = next((k for k in range(order + 2, len(upper)) if upper[k] in ("ASC", "DESC", "LIMIT", "SKIP")), len(upper))
     key, items = tokens[order + 2 : end], tokens[ret + 1 : order]
-    if not _has_aggregate(key) or _has_aggregate(items) or any(t.value == "," and t.kind == "punct" for t in key):
+    if not has_aggregate(key) or has_aggregate(items) or any(t.value == "," and t.kind == "punct" for t in key):
         return None
     used = [v for v in variables if any(t.kind in ("word", "name") and t.value == v for t in items)]
     if not used:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.scope import is_keyword, split_at
+from kgrag.methods.text2cypher.scope import final_return, is_keyword, split_at
 
 _IDENTIFIER = re.compile(r"(^id$|[a-z0-9](ID|Id)$|_id$)")
 _ASKS_FOR_ID = re.compile(r"\b(ids?|identifiers?|codes?|numbers?|keys?)\b", re.I)
@@ -25,11 +25,10 @@ def names_for_ids(
     """The final RETURN with identifier columns given by name (see the module docstring)."""
     if _ASKS_FOR_ID.search(question):
         return tokens, []
-    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
-    if not returns:
+    found = final_return(tokens)
+    if found is None:
         return tokens, []
-    ret = returns[-1]
-    start = ret + 2 if ret + 1 < len(tokens) and tokens[ret + 1].value.upper() == "DISTINCT" else ret + 1
+    start = found[1]
     end = next((k for k in range(start, len(tokens)) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), len(tokens))
     items = split_at(tokens, start, end, ",")
     shown = {(tokens[a].value, tokens[a + 2].value) for a, b in items if b - a >= 3 and tokens[a + 1].value == "."}

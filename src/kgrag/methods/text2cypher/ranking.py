@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from kgrag.graph.backends.guard import Token, serialise
-from kgrag.methods.text2cypher.scope import is_keyword, split_at
+from kgrag.methods.text2cypher.scope import AGGREGATES, final_return, has_aggregate, is_keyword, split_at
 
 _WORDS = {
     "two": 2,
@@ -47,7 +47,7 @@ _ASCENDING = re.compile(r"\b(?:lowest|least|fewest|smallest|cheapest|minimum|bot
 _DESCENDING = re.compile(
     r"\b(?:most|highest|largest|biggest|greatest|top|maximum|best|longest|heaviest|expensive)\b", re.I
 )
-_AGGREGATES = {"count", "sum", "avg", "min", "max"}
+_AGGREGATES = AGGREGATES - {"collect"}  # what a ranking can order by: a list is no score
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,10 @@ def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
 def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[str]]:
     """``tokens`` with the ORDER BY and LIMIT the question asks for where the query has none, and what was done."""
     done: list[str] = []
-    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
-    if not returns:
+    found = final_return(tokens)
+    if found is None:
         return tokens, done
-    ret = returns[-1]
+    ret = found[0]
     if ranking.order and not any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
         alias = _ranked_alias(tokens, ret)
         if alias is not None:
@@ -114,10 +114,10 @@ def first_by_date(
     properties."""
     if not _FIRST.search(question) or any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
         return tokens, []
-    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
-    if not returns:
+    found = final_return(tokens)
+    if found is None:
         return tokens, []
-    first = returns[-1] + 1 + int(_word(tokens[returns[-1] + 1], "DISTINCT"))
+    first = found[1]
     var = tokens[first].value if first < len(tokens) else ""
     label = labels.get(var)
     dates = [p for p in properties.get(label or "", {}) if "date" in p.lower()]
@@ -146,10 +146,10 @@ def name_ranked_nodes(
     counts, not three records without them. An order by a property is a ranking only when the question ``ranks``
     (has a superlative): "which 3 orders had a required date in 1996" orders only to choose three.
     ``labels``: node variable → label; ``names``: label → its naming property."""
-    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
-    if not returns:
+    found = final_return(tokens)
+    if found is None:
         return tokens, []
-    ret = returns[-1]
+    ret, start = found
     order = next((k for k in range(ret, len(tokens) - 1) if is_keyword(tokens, k, "ORDER")), None)
     if order is None:
         return tokens, []
@@ -160,7 +160,6 @@ def name_ranked_nodes(
     ranked = _ranked_value(key, tokens, labels)
     if ranked is None or (len(ranked) == 3 and not ranks):
         return tokens, []
-    start = ret + 2 if _word(tokens[ret + 1], "DISTINCT") else ret + 1
     items = split_at(tokens, start, order, ",")
     done: list[str] = []
     if len(ranked) != 3:  # ranked by an aggregate: grouped by what it ranks
@@ -195,11 +194,7 @@ def _one_group(tokens: list[Token], items: list[tuple[int, int]]) -> tuple[list[
     aggregated = _aggregated_names(tokens)
 
     def is_aggregate(a: int, b: int) -> bool:
-        calls = any(
-            tokens[k].kind == "word" and tokens[k].value.lower() in _AGGREGATES and tokens[k + 1].value == "("
-            for k in range(a, b - 1)
-        )
-        return calls or (b - a == 1 and tokens[a].value in aggregated)
+        return has_aggregate(tokens[a:b], _AGGREGATES) or (b - a == 1 and tokens[a].value in aggregated)
 
     keys = [(a, b) for a, b in items if not is_aggregate(a, b)]
     if not keys:

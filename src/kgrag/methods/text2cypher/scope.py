@@ -27,8 +27,28 @@ _KEYWORDS = {
 }  # fmt: skip
 
 
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect"})
+
+
 def _upper(tok: Token) -> str:
     return tok.value.upper() if tok.kind == "word" else ""
+
+
+def has_aggregate(tokens: list[Token], names: frozenset[str] = AGGREGATES) -> bool:
+    """Whether ``tokens`` call one of the aggregate functions ``names``."""
+    return any(
+        t.kind == "word" and t.value.lower() in names and k + 1 < len(tokens) and tokens[k + 1].value == "("
+        for k, t in enumerate(tokens)
+    )
+
+
+def final_return(tokens: list[Token]) -> tuple[int, int] | None:
+    """The index of the query's last RETURN and of its first item (past a DISTINCT); None without a RETURN."""
+    returns = [k for k in range(len(tokens)) if is_keyword(tokens, k, "RETURN")]
+    if not returns:
+        return None
+    first = returns[-1] + 1
+    return returns[-1], first + int(first < len(tokens) and _upper(tokens[first]) == "DISTINCT")
 
 
 def is_keyword(tokens: list[Token], k: int, *words: str) -> bool:
@@ -225,4 +245,14 @@ def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
     return tokens, changed
 
 
-__all__ = ["Clause", "clauses", "is_keyword", "move_filters_before_with", "reuse_aliases", "split_at"]
+__all__ = [
+    "AGGREGATES",
+    "Clause",
+    "clauses",
+    "final_return",
+    "has_aggregate",
+    "is_keyword",
+    "move_filters_before_with",
+    "reuse_aliases",
+    "split_at",
+]
