@@ -97,6 +97,9 @@ def test_value_linking_finds_stored_spellings(northwind, schema):
     ]
     far = "MATCH (c:Customer) WHERE c.city = 'Dairy Products' RETURN c"  # Category is not a neighbour of Customer
     assert check_query(far, schema, stored=index.places).query == far
+    assert check_query(far, schema, stored=index.places).problems == [  # left for the repair call
+        "'Dairy Products' is stored as Category.categoryName, not as Customer.city"
+    ]
 
 
 def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):

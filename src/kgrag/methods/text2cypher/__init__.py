@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from kgrag.methods.base import GrammarSetting, Trace, registry, use_grammar
 from kgrag.methods.baselines import CypherConfig, TextToCypher
 from kgrag.methods.settings import ClientRange, PathSetting
-from kgrag.methods.text2cypher.check import check_query, misplaced_values
+from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar
 from kgrag.methods.text2cypher.schema import GraphSchema
@@ -100,8 +100,6 @@ class Text2Cypher(TextToCypher):
                 continue
             stored = self.values.places if cfg.value_hints else None
             checked = check_query(query, self.schema, question=question, stored=stored)
-            if cfg.value_hints:
-                checked.problems += misplaced_values(checked.query, self.schema, self.values.places)
             with trace.step("execute", cypher=checked.query) as step:
                 step.outputs.update(problems=checked.problems, fixed=checked.fixed)
                 result = run_recorded(

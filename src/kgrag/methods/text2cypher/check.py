@@ -107,7 +107,10 @@ def misplaced_values(query: str, schema: GraphSchema, stored: Callable[[str], se
         tokens = tokenise_cypher(query)
     except CypherSyntaxError:
         return []
-    nodes, _ = variables(patterns(tokens))
+    return _misplaced(tokens, variables(patterns(tokens))[0], stored)
+
+
+def _misplaced(tokens: list[Token], nodes: dict[str, str], stored: Callable[[str], set[tuple[str, str]]]) -> list[str]:
     problems = []
     for label, prop, value in _literals(tokens, nodes):
         where = stored(value)
@@ -192,6 +195,8 @@ def check_query(
     tokens = _reshape(tokens, schema, list(dict.fromkeys(names)), nodes, rels, question, out.fixed)
     if out.fixed:
         out.query = serialise(tokens)
+    if stored is not None:  # what no rewrite could place: a value compared with a property that does not store it
+        out.problems += _misplaced(tokens, nodes, stored)
     out.problems = list(dict.fromkeys(out.problems))
     return out
 
