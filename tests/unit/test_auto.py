@@ -35,3 +35,27 @@ def test_aggregates_are_recognised():
         assert asks_for_aggregate(question), question
     for question in ("Who directed Heat?", "which films star Al Pacino", "what language is Heat in"):
         assert not asks_for_aggregate(question), question
+
+
+def test_settings_reach_the_methods_auto_asks(monkeypatch):
+    """`--set top_k=2` reaches kaping and `--set hops=1` frag (each method that has the setting), a spec for
+    the embedder reaches both; a setting none of them has, or a bad value, fails when auto is built."""
+    import pytest
+
+    from kgrag.methods.base import MethodConfigError
+
+    auto = _auto(monkeypatch, top_k=2, hops=1, second_opinion=0.5)
+    assert auto.config.second_opinion == 0.5
+    assert auto._make("kaping").config.top_k == 2 and auto._make("frag").config.hops == 1
+    assert "top_k" in auto.setting_names() and "second_opinion" in auto.setting_names()
+    assert auto.own_settings({"top_k": 2, "kaping_typo": 1}) == {"top_k": 2}
+    answer = auto.answer("Who directed Heat?")
+    assert next(s for s in answer.trace if s.name == "route").outputs["hops"] == 1
+    kg = KnowledgeGraph.from_triples(MOVIES)
+    spec = get_method("auto")(kg, llm=None, embedder="static")
+    assert spec._make("frag").config.embedder == spec._make("kaping").config.embedder == "static"
+    with pytest.raises(MethodConfigError, match="no method it asks has top_kk"):
+        get_method("auto")(kg, top_kk=3)
+    with pytest.raises(MethodConfigError, match="method 'kaping'"):
+        get_method("auto")(kg, top_k="many")
+

@@ -186,13 +186,15 @@ def test_page_and_vendored_graph_library(client):
 
 def test_method_instances_are_reused(kg):
     app = create_app(kg, ServiceConfig(), llm=scripted())
+    ask = {"question": "who directed Heat", "method": "kaping"}
     with local_client(app) as c:
         for _ in range(3):
-            assert c.post("/ask", json={"question": "who directed Heat"}).status_code == 200
-        c.post("/ask", json={"question": "who directed Heat", "settings": {"top_k": 2}})
-        c.post("/retrieve", json={"question": "who directed Heat"})
+            assert c.post("/ask", json=ask).status_code == 200
+        assert c.post("/ask", json={**ask, "settings": {"top_k": 2}}).status_code == 200
+        assert c.post("/retrieve", json=ask).status_code == 200
+        assert c.post("/retrieve", json={"question": "who directed Heat"}).status_code == 200  # the default: auto
         keys = list(app.state.kgrag._methods)
-    assert [(k[0], k[2]) for k in keys] == [("kaping", True), ("kaping", True), ("kaping", False)]
+    assert [(k[0], k[2]) for k in keys] == [("kaping", True), ("kaping", True), ("kaping", False), ("auto", False)]
 
 
 def test_unexpected_method_error_is_500_and_the_server_goes_on(client, monkeypatch):
@@ -202,10 +204,11 @@ def test_unexpected_method_error_is_500_and_the_server_goes_on(client, monkeypat
         raise RuntimeError("boom")
 
     monkeypatch.setattr(Kaping, "retrieve", boom)
-    resp = client.post("/retrieve", json={"question": "who directed Heat"})
+    ask = {"question": "who directed Heat", "method": "kaping"}
+    resp = client.post("/retrieve", json=ask)
     assert resp.status_code == 500 and "RuntimeError: boom" in resp.json()["error"]
     monkeypatch.undo()
-    assert client.post("/retrieve", json={"question": "who directed Heat"}).status_code == 200
+    assert client.post("/retrieve", json=ask).status_code == 200
 
 
 def test_request_timeout_is_504_and_stream_ends_with_an_error(kg):

@@ -358,18 +358,23 @@ def test_every_method_has_its_defaults_within_client_bounds_and_refuses_no_defau
 def test_the_operator_sets_what_clients_may_not(kg):
     """`kgrag serve --set embedder=static` reaches every method with that setting; a client adds its own."""
     app = create_app(kg, ServiceConfig(settings={"embedder": "static", "top_k": 2}), llm=ScriptedLLM(LLM_SCRIPT))
+    kaping = {"question": "who directed Heat", "method": "kaping"}
     with local_client(app) as c:
-        assert len(c.post("/retrieve", json={"question": "who directed Heat"}).json()["evidence"]) == 2
-        resp = c.post("/retrieve", json={"question": "who directed Heat", "settings": {"top_k": 3}})
+        assert len(c.post("/retrieve", json=kaping).json()["evidence"]) == 2
+        resp = c.post("/retrieve", json={**kaping, "settings": {"top_k": 3}})
         assert len(resp.json()["evidence"]) == 3
         assert c.post("/retrieve", json={"question": "who directed Heat", "method": "decompose"}).status_code == 200
-        assert c.post("/retrieve", json={"question": "x", "settings": {"embedder": "minilm"}}).status_code == 403
+        assert c.post("/retrieve", json={**kaping, "settings": {"embedder": "minilm"}}).status_code == 403
+        assert c.post("/retrieve", json={"question": "who directed Heat"}).status_code == 200  # auto, the default
         methods = {m["name"]: m for m in c.get("/methods").json()["methods"]}
         assert (
             "top_k" in methods["kaping"]["client_settings"] and "embedder" not in methods["kaping"]["client_settings"]
         )
-    used = {key[0]: method.config for key, method in app.state.kgrag._methods.items()}
-    assert used["kaping"].embedder == used["decompose"].embedder == "static"
+    used = {key[0]: method for key, method in app.state.kgrag._methods.items()}
+    assert used["kaping"].config.embedder == used["decompose"].config.embedder == "static"
+    # auto passes the operator's settings on to the methods it asks
+    assert used["auto"]._make("kaping").config.top_k == 2
+    assert used["auto"]._make("frag").config.embedder == used["auto"]._make("kaping").config.embedder == "static"
 
 
 @pytest.mark.parametrize(
@@ -387,7 +392,7 @@ def test_kgrag_serve_takes_operator_settings(kg):
     with running_server(kg.store_path, "--llm", "scripted:/nonexistent.json", "--set", "top_k=1") as url:
         req = urllib.request.Request(
             url + "/retrieve",
-            json.dumps({"question": "who directed Heat"}).encode(),
+            json.dumps({"question": "who directed Heat", "method": "kaping"}).encode(),
             {"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(req, timeout=30) as resp:

@@ -138,7 +138,7 @@ def _checked_settings(settings: list[str] | None, chosen: list[str]) -> dict[str
     from kgrag.methods import get as get_method
 
     config = parse_settings(settings)
-    unknown = set(config) - {f for name in chosen for f in get_method(name).Config.model_fields}
+    unknown = set(config) - {f for name in chosen for f in get_method(name).setting_names()}
     if unknown:
         raise typer.BadParameter(f"no method of {', '.join(chosen)} has setting(s): {', '.join(sorted(unknown))}")
     return config

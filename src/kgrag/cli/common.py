@@ -89,11 +89,6 @@ def parse_settings(settings: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def config_for(method_cls: Any, settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings a method's Config declares (others belong to other methods in the same run)."""
-    return {k: v for k, v in settings.items() if k in method_cls.Config.model_fields}
-
-
 SetOpt = Annotated[
     list[str] | None, typer.Option("--set", help="Method setting KEY=VALUE, e.g. --set top_k=100 (repeatable).")
 ]

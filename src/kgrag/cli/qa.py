@@ -19,7 +19,6 @@ from kgrag.cli.common import (
     SetOpt,
     app,
     check_llm_failures,
-    config_for,
     console,
     err_console,
     load_store,
@@ -210,7 +209,7 @@ def eval_command(
     options = {"llm": model, "retrieval_only": retrieval_only, "workers": workers, "processes": processes}
     for name in names:
         with question_progress(name, len(examples), metric, disable=as_json) as on_result:
-            method_config = config_for(classes[name], config)
+            method_config = classes[name].own_settings(config)
             rows = evaluate_method(kg, name, examples, out, method_config=method_config, on_result=on_result, **options)
         rows_by_method[name] = rows
         summary[name] = summarise(rows)
@@ -236,7 +235,7 @@ def _methods_and_settings(method: str, settings: list[str] | None) -> tuple[list
     names = [m.strip() for m in method.split(",") if m.strip()]
     classes = {n: get_method(n) for n in names}
     config = parse_settings(settings)
-    unknown = set(config) - {f for c in classes.values() for f in c.Config.model_fields}
+    unknown = set(config) - {f for c in classes.values() for f in c.setting_names()}
     if unknown:
         raise typer.BadParameter(f"no method of {', '.join(names)} has setting(s): {', '.join(sorted(unknown))}")
     return names, classes, config

@@ -78,7 +78,7 @@ def serve(
     max_llm_calls: Annotated[int, typer.Option(min=1, help="LLM calls running at once; more wait.")] = 1,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds before a question gives up (504).")] = 300.0,
     workers: Annotated[int, typer.Option(min=1, help="Threads running methods.")] = 4,
-    method: Annotated[str, typer.Option("--method", "-m", help="Method preselected in the web page.")] = "kaping",
+    method: Annotated[str, typer.Option("--method", "-m", help="Method preselected in the web page.")] = "auto",
     allowed_host: AllowedHostOpt = None,
     settings: ServeSetOpt = None,
 ) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,7 +260,7 @@ def _run_method(
     from kgrag.methods import get as get_method
 
     method_cls = get_method(name)
-    config = {**entry.settings.get(name, {}), **_own(method_cls, options.settings)}
+    config = {**entry.settings.get(name, {}), **method_cls.own_settings(options.settings)}
     bar = progress(f"{entry.name}/{name}", len(scored)) if progress else nullcontext(None)
     started = time.perf_counter()
     with bar as on_result:
@@ -296,10 +296,6 @@ def _write_kg_report(
             "selection": options.selection,
         },
     )
-
-
-def _own(method_cls: Any, settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings.items() if k in method_cls.Config.model_fields}
 
 
 def _unanswerable(ex: Example) -> dict[str, Any]:

@@ -10,6 +10,10 @@ It picks per question, from what the KG is and what the question asks, and says 
   one-call ``kaping`` is asked too and the surer of the two answers is kept: the methods fail on different
   questions (a long path the model misreads, a fact the triple ranking cut), and the calibrated confidence
   (:mod:`kgrag.methods.confidence`) says which to trust.
+
+Settings given to auto that are not its own go to each method it asks that has them (``--set top_k=5``: kaping's
+``top_k``), as ``--set`` does for several methods in one eval; auto is the default of ``kgrag ask`` and of the
+service, so an operator's ``kgrag serve --set`` must reach the methods it delegates to.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from kgrag.graph.property_graph import stored_mapping
-from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.methods.base import Method, MethodConfig, MethodConfigError, Trace, registry
 from kgrag.methods.settings import ClientRange
 from kgrag.types import Answer, Evidence, Usage
 
@@ -29,6 +33,9 @@ _AGGREGATE = re.compile(
     r"more than|less than|fewer than|at least|at most|per|each|ranked?|sorted|order(ed)? by)\b",
     re.I,
 )
+
+
+INNER = ("frag", "kaping", "text2cypher")  # the methods auto asks
 
 
 class AutoConfig(MethodConfig):
@@ -55,16 +62,37 @@ class Auto(Method):
     config: AutoConfig
 
     def __init__(self, kg: Any, llm: Any = None, embedder: Any = None, **config: Any) -> None:
-        super().__init__(kg, llm=llm, embedder=embedder, **config)
+        """``config`` holds auto's own settings and those of the methods it asks: each goes to every one of them
+        that has it (``--set top_k=5`` reaches kaping, ``--set hops=2`` frag), as ``--set`` does for several
+        methods in one eval; a setting none of them has is an error, and so is a bad value, here and not at
+        the first question that would build the method."""
+        if isinstance(embedder, str):  # a spec is a setting of the inner methods, not auto's
+            config["embedder"], embedder = embedder, None
+        own = {k: v for k, v in config.items() if k in self.Config.model_fields}
+        super().__init__(kg, llm=llm, embedder=embedder, **own)
+        passed = {k: v for k, v in config.items() if k not in own}
+        unknown = sorted(set(passed) - self.setting_names())
+        if unknown:
+            known = ", ".join(sorted(self.setting_names()))
+            raise MethodConfigError(f"method 'auto': no method it asks has {', '.join(unknown)} (settings: {known})")
+        self._settings: dict[str, dict[str, Any]] = {}
+        for name in INNER:
+            cls = _method(name)
+            self._settings[name] = {k: v for k, v in passed.items() if k in cls.Config.model_fields}
+            self._settings[name]["abstain"] = self.config.abstain
+            cls.validated(self._settings[name])
         self._inner: dict[str, Method] = {}
+
+    @classmethod
+    def setting_names(cls) -> frozenset[str]:
+        return frozenset(cls.Config.model_fields).union(*(_method(name).setting_names() for name in INNER))
 
     def _make(self, name: str) -> Method:
         """The method ``name``, built once per auto instance: building frag loads its router and pattern scorer
         and checks an adapted KG's files, work a question should not repeat."""
         if name not in self._inner:
-            from kgrag.methods import get as get_method
-
-            made = get_method(name)(self.kg, llm=self.llm, embedder=self.embedder, abstain=self.config.abstain)
+            settings = {"embedder": self.embedder, **self._settings[name]}  # a spec among the settings wins
+            made = _method(name)(self.kg, llm=self.llm, **settings)
             self._inner.setdefault(name, made)  # two threads may build it; both use the first one kept
         return self._inner[name]
 
@@ -109,6 +137,12 @@ class Auto(Method):
         answer = self.answer(question, topic_entities)  # answer() is the entry point; this keeps the interface
         trace.steps.extend(answer.trace)
         return answer.answers, answer.evidence
+
+
+def _method(name: str) -> type[Method]:
+    from kgrag.methods import get as get_method  # the registry imports this module
+
+    return get_method(name)
 
 
 def _top_confidence(answer: Answer) -> float:

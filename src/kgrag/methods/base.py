@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cached_property
@@ -99,12 +99,29 @@ class Method(ABC):
         self.kg = kg
         self.llm = llm
         self.embedder = embedder
+        self.config = self.validated(config)
+
+    @classmethod
+    def validated(cls, config: Mapping[str, Any]) -> MethodConfig:
+        """``config`` as this method's Config, or a :class:`MethodConfigError` naming the method and its settings."""
         try:
-            self.config = self.Config(**config)
+            return cls.Config(**config)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            known = ", ".join(self.Config.model_fields) or "none"
-            raise MethodConfigError(f"method {self.name!r}: {problems} (settings: {known})") from None
+            known = ", ".join(cls.Config.model_fields) or "none"
+            raise MethodConfigError(f"method {cls.name!r}: {problems} (settings: {known})") from None
+
+    @classmethod
+    def setting_names(cls) -> frozenset[str]:
+        """The settings the constructor takes: the Config's fields (``auto`` adds those of the methods it asks)."""
+        return frozenset(cls.Config.model_fields)
+
+    @classmethod
+    def own_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The part of ``settings`` given for several methods at once (``--set``, a suite, the operator's) that
+        this method takes."""
+        names = cls.setting_names()
+        return {k: v for k, v in settings.items() if k in names}
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Evidence for ``question`` without the final LLM call (empty for methods that retrieve nothing)."""

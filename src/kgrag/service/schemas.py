@@ -13,6 +13,6 @@ class QuestionRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(description="the question, in natural language")
-    method: str | None = Field(default=None, description="registered method name (GET /methods); default kaping")
+    method: str | None = Field(default=None, description="registered method name (GET /methods); default auto")
     topic_entities: list[str] = Field(default_factory=list, description="entity names; empty = found in the question")
     settings: dict[str, Any] = Field(default_factory=dict, description="method settings, as `kgrag ask --set`")

@@ -96,17 +96,17 @@ def client_settings(method: type[Method], settings: Mapping[str, Any], operator:
 
 def operator_settings(method: type[Method], operator: Mapping[str, Any]) -> dict[str, Any]:
     """The operator's settings that ``method`` has (``--set`` applies to every method with that setting)."""
-    return {k: v for k, v in operator.items() if k in method.Config.model_fields}
+    return method.own_settings(operator)
 
 
 def check_operator_settings(methods: Mapping[str, type[Method]], operator: Mapping[str, Any]) -> None:
     """Fail at startup, not on the first request, for an operator setting no method has or a bad value."""
-    unknown = set(operator) - {k for cls in methods.values() for k in cls.Config.model_fields}
+    unknown = set(operator) - {k for cls in methods.values() for k in cls.setting_names()}
     if unknown:
         raise MethodConfigError(f"no method has the setting(s) {', '.join(sorted(unknown))}")
     for name, cls in methods.items():
         try:
-            cls.Config(**operator_settings(cls, operator))
+            cls.Config(**{k: v for k, v in operator.items() if k in cls.Config.model_fields})
         except ValidationError as exc:
             raise MethodConfigError(f"method {name!r}: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc']})") from None
 

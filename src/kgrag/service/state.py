@@ -49,7 +49,7 @@ class ServiceConfig:
     workers: int = 4
     """Threads running methods (CPU-bound retrieval and LLM calls)."""
     method_cache_size: int = 16
-    default_method: str = "kaping"
+    default_method: str = "auto"
     bind_host: str | None = "127.0.0.1"
     """Address the server listens on; a Host header may name it (besides localhost, 127.0.0.1 and [::1])."""
     allowed_hosts: tuple[str, ...] = ()
