@@ -212,7 +212,7 @@ def test_llamacpp_loads_in_the_background_and_reports_a_damaged_file(smollm_path
     damaged.write_bytes(b"GGUF" + b"\0" * 64)
     bad = load_llm(f"llamacpp:{damaged}")  # returns: the load runs in "kgrag-llm-load"
     assert any(t.name == "kgrag-llm-load" for t in threading.enumerate()) or bad._loading.done()
-    with pytest.raises(LLMError, match="damaged.gguf"):
+    with pytest.raises(LLMError, match=r"damaged\.gguf"):
         bad.wait_loaded()
-    with pytest.raises(LLMError, match="damaged.gguf"):
+    with pytest.raises(LLMError, match=r"damaged\.gguf"):
         bad.generate("hi", max_tokens=2)
