@@ -35,13 +35,14 @@ demo: runtime
 	$(KGRAG) ask $(DEMO_KG) "what are the languages spoken in the films directed by Joel Zwick" --method llm
 	@echo; echo "== your own KG: a CSV with its own relation names (examples/university), as you would bring yours"
 	$(KGRAG) ingest examples/university/kg.csv --out $(EXAMPLE_KG)
-	$(KGRAG) ask $(EXAMPLE_KG) "Who teaches the prerequisite of Distributed Systems?" --method frag
-	$(KGRAG) ask $(EXAMPLE_KG) "Who teaches Quantum Basket Weaving?" --method kaping
-	$(KGRAG) eval $(EXAMPLE_KG) -d jsonl:examples/university/questions.jsonl -m frag --limit 5 --out .kgrag/runs/university
+	@echo "   (no --method: auto picks per question and says why)"
+	$(KGRAG) ask $(EXAMPLE_KG) "Who teaches the prerequisite of Distributed Systems?"
+	$(KGRAG) ask $(EXAMPLE_KG) "Who is the dean of the Faculty of Arts?"
+	$(KGRAG) eval $(EXAMPLE_KG) -d jsonl:examples/university/questions.jsonl -m auto --limit 5 --out .kgrag/runs/university
 	@echo; echo "== next steps"
 	@echo "  source $(VENV)/bin/activate          # puts kgrag on your PATH"
 	@echo "  open .kgrag/runs/university/report.md  # the evaluation report (Hit@1, cost, risk-coverage, plots)"
-	@echo "  kgrag ingest YOUR_FILE.csv --out kg/mine && kgrag ask kg/mine 'your question' --method frag"
+	@echo "  kgrag ingest YOUR_FILE.csv --out kg/mine && kgrag ask kg/mine 'your question'"
 	@echo "  docs: docs/tutorial.md (pip install -e '.[docs]' && mkdocs serve)"
 
 ## test: install kgrag with its dev extras and the test model, lint, run the whole test suite

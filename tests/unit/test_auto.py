@@ -59,3 +59,11 @@ def test_settings_reach_the_methods_auto_asks(monkeypatch):
     with pytest.raises(MethodConfigError, match="method 'kaping'"):
         get_method("auto")(kg, top_k="many")
 
+
+def test_no_second_opinion_for_an_entity_the_kg_does_not_have(monkeypatch):
+    """kaping links the question as frag does: when frag found no entity, kaping is not asked, and nobody
+    calls the model."""
+    answer = _auto(monkeypatch).answer("Which team owns the warp-drive-service?")
+    assert answer.answers == [] and "no entity of the question" in (answer.abstained or "")
+    assert answer.usage.llm_calls == 0 and answer.trace[-1].outputs["chosen"] == "frag"
+    assert "kaping" not in answer.trace[-1].outputs["why"]

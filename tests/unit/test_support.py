@@ -70,15 +70,20 @@ def test_no_made_up_answer_for_an_entity_the_kg_does_not_have(tmp_path):
 
     kg = _kg()
     question = "Which team owns the warp-drive-service?"
-    for name in ("frag", "kaping"):
-        llm = ScriptedLLM({"default": "<answers>Warp Drive Service</answers>"})
-        answer = get_method(name)(kg, llm=llm, embedder=load_embedder("static")).answer(question)
-        assert answer.answers == [] and not answer.grounded, name
-        assert answer.abstained and "question's words" in answer.abstained, name
-        # not an echo, but nothing in the KG to support it: no answer either
+    for name in ("frag", "kaping", "decompose"):
+        # no entity of the question in the KG: nothing to ask the model about, no LLM call, the reason said
         llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
         answer = get_method(name)(kg, llm=llm, embedder=load_embedder("static")).answer(question)
-        assert answer.answers == [] and "no entity of the question" in (answer.abstained or ""), name
+        assert answer.answers == [] and not answer.grounded, name
+        assert "no entity of the question was found in the KG" in (answer.abstained or ""), name
+        assert answer.usage.llm_calls == 0 and answer.trace[-1].outputs["skipped"], name
+    for name in ("frag", "kaping"):
+        # the question names an entity the KG has, and the model echoes the question's other words
+        llm = ScriptedLLM({"default": "<answers>Warp Drive Service</answers>"})
+        method = get_method(name)(kg, llm=llm, embedder=load_embedder("static"))
+        answer = method.answer("Which team owns the warp-drive-service of Heat?")
+        assert answer.answers == [] and "question's words" in (answer.abstained or ""), name
+        assert answer.usage.llm_calls == 1, name
     llm = ScriptedLLM({"default": "<answers>Starfleet</answers>"})
     answer = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static")).answer("Who owns Heet Wav?")
     assert "closest names in the KG: 'Heat'" in (answer.abstained or "")  # what the KG has that is near

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from kgrag.graph.property_graph import stored_mapping
-from kgrag.methods.base import Method, MethodConfig, MethodConfigError, Trace, registry
+from kgrag.methods.base import Method, MethodConfig, MethodConfigError, Trace, found_no_entity, registry
 from kgrag.methods.settings import ClientRange
 from kgrag.types import Answer, Evidence, Usage
 
@@ -111,7 +111,8 @@ class Auto(Method):
         first = self._make(chosen).answer(question, topic_entities)
         candidates = [(chosen, first)]
         sure = _top_confidence(first)
-        if chosen == "frag" and sure < self.config.second_opinion:
+        # kaping links the question as frag does: where frag found no entity of it, kaping would find none either
+        if chosen == "frag" and sure < self.config.second_opinion and not found_no_entity(first.trace):
             candidates.append(("kaping", self._make("kaping").answer(question, topic_entities)))
         name, best = max(candidates, key=lambda c: _top_confidence(c[1]))
         if len(candidates) > 1:

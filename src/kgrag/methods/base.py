@@ -134,15 +134,14 @@ class Method(ABC):
         start = time.perf_counter()
         with track_usage() as calls:
             answers, evidence = self._answer(question, list(topic_entities or []), trace)
-        support = answer_support(self.kg, question, answers, evidence, [*(topic_entities or []), *_linked(trace)])
+        support = answer_support(self.kg, question, answers, evidence, [*(topic_entities or []), *_linked(trace.steps)])
         abstained = None
         made_up = echoes(self.kg, question, answers, support)
-        if made_up:
-            answers = [a for a in answers if a not in made_up]
-            abstained = None if answers else f"the model only repeated the question's words ({'; '.join(made_up)})"
-        if answers and not support and self.reads_kg and not topic_entities and _found_no_entity(trace):
-            answers, abstained = [], "no entity of the question was found in the KG, and nothing supports an answer"
-            abstained += _closest_names(self.kg, question)
+        answers = [a for a in answers if a not in made_up]
+        if self._no_entity_found(topic_entities, trace) and not support:
+            answers, abstained = [], "no entity of the question was found in the KG" + _closest_names(self.kg, question)
+        elif made_up and not answers:
+            abstained = f"the model only repeated the question's words ({'; '.join(made_up)})"
         reply = next((c.token_logprobs for c in reversed(calls) if c.token_logprobs is not None), None)
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
         signals = answer_signals(answers, evidence, support, reply)
@@ -209,16 +208,31 @@ class Method(ABC):
             record.outputs["triples"] = len(tids)
         return tids
 
+    def _no_entity_found(self, topic_entities: Sequence[str] | None, trace: Trace) -> bool:
+        """No topic was given and the method's linking found no entity of the question in the KG. Whatever the
+        model answered then would be withheld (:meth:`answer`), so methods that link first skip their answer
+        call (:meth:`_skip_answer_call`)."""
+        return self.reads_kg and not topic_entities and found_no_entity(trace.steps)
+
+    def _skip_answer_call(self, topic_entities: Sequence[str] | None, trace: Trace) -> bool:
+        """True (and an ``answer`` step saying so) when :meth:`_no_entity_found`: no LLM call for an answer that
+        could only be withheld."""
+        if not self._no_entity_found(topic_entities, trace):
+            return False
+        with trace.step("answer") as step:
+            step.outputs.update({"answers": [], "skipped": "no entity of the question is in the KG: nothing to ask"})
+        return True
+
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         """Return (answers, evidence); record steps on ``trace``."""
 
 
-def _found_no_entity(trace: Trace) -> bool:
+def found_no_entity(steps: Sequence[Step]) -> bool:
     """The method looked for the question's entities in the KG (a ``link`` step of :meth:`Method._link_topics`,
     which records the ``entities`` it found) and found none."""
-    looked = any(step.name == "link" and isinstance(step.outputs.get("entities"), list) for step in trace.steps)
-    return looked and not _linked(trace)
+    looked = any(step.name == "link" and isinstance(step.outputs.get("entities"), list) for step in steps)
+    return looked and not _linked(steps)
 
 
 def _closest_names(kg: KnowledgeGraph, question: str) -> str:
@@ -229,9 +243,9 @@ def _closest_names(kg: KnowledgeGraph, question: str) -> str:
     return f"; closest names in the KG: {', '.join(repr(n) for n in names)}" if names else ""
 
 
-def _linked(trace: Trace) -> list[str]:
+def _linked(steps: Sequence[Step]) -> list[str]:
     """The entities a method's linking steps resolved (``_link_topics`` records them)."""
-    names = (step.outputs.get("entities") for step in trace.steps if step.name == "link")
+    names = (step.outputs.get("entities") for step in steps if step.name == "link")
     return [n for group in names if isinstance(group, list) for n in group if isinstance(n, str)]
 
 

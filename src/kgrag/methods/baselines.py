@@ -91,6 +91,8 @@ class Kaping(Method):
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         topics, evidence = self._retrieve(question, topic_entities, trace)
+        if self._skip_answer_call(topic_entities, trace):
+            return [], evidence
         with trace.step("answer") as step:
             exclude = [self.kg.entities[t] for t in topics]
             answers = answer_from_facts(self, "kaping_answer", question, evidence, exclude)

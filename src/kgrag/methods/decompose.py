@@ -281,6 +281,8 @@ class Decompose(Method):
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         topics, pool = self._candidates(question, topic_entities, trace)
+        if self._skip_answer_call(topic_entities, trace):
+            return [], []
         plan = self._decompose(question, trace)
         # One sub-question is the question restated: rank and answer the user's own wording.
         subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions

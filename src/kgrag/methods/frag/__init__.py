@@ -350,6 +350,8 @@ class Frag(Method):
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         evidence, hops = self._retrieve(question, topic_entities, trace, for_answer=True)
+        if self._skip_answer_call(topic_entities, trace):
+            return [], evidence
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
