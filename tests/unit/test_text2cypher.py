@@ -242,3 +242,23 @@ def test_the_first_rows_asked_for_are_the_earliest_by_the_date_the_question_name
     assert own.query == "MATCH (o:Order) RETURN o ORDER BY o.orderDate LIMIT 3"
     undated = "MATCH (c:Category) RETURN c LIMIT 3"  # a Category has no date: left as written
     assert check_query(undated, schema, question="List the first 3 categories.").query == undated
+
+
+def test_a_variable_read_but_never_bound_is_joined_where_only_one_join_can_mean_it(schema):
+    """``c.categoryName`` with ``c`` bound nowhere: only Category has categoryName, and only the Product is
+    joined to a Category (by one type); the WITH that carried the bare property carries ``c`` instead."""
+    query = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH p, c.categoryName RETURN c.categoryName"
+    out = check_query(query, schema, "categories of the products of a supplier")
+    assert out.query == (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)-[:PART_OF]->(c:Category) WITH p, c RETURN c.categoryName"
+    )
+    assert len(out.fixed) == 2 and not out.problems
+    # a property two labels have, or no bound variable joined to its label: left for the repair call
+    for query in (
+        "MATCH (s:Supplier) RETURN x.companyName",  # Supplier and Customer both have companyName
+        "MATCH (o:Order) RETURN s.supplierID",  # no relationship joins Order and Supplier
+    ):
+        assert check_query(query, schema).query == query
+    # a WITH that aggregates keeps its items as written
+    grouped = "MATCH (p:Product)-[:PART_OF]->(c:Category) WITH c.categoryName, count(p) AS n RETURN n"
+    assert check_query(grouped, schema).query == grouped

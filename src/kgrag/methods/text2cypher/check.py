@@ -6,8 +6,9 @@ returns no rows, which tells the model nothing. This check reads the query's pat
 can use ("Supplier has no property 'name'; it has companyName, contactName, ..."). Mistakes that allow exactly
 one reading are mended without asking, each said in ``CheckResult.fixed``: a relationship written against its
 only direction is turned round; a property read from the wrong variable moves to the one that has it
-(:mod:`.reads`); a value compared on the wrong node is read from its neighbour (:mod:`.joins`); variables are
-kept in scope across WITH (:mod:`.scope`); numbers meet text properties as numbers (:mod:`.coercion`); a
+(:mod:`.reads`); a value compared on the wrong node is read from its neighbour, and a variable read but never
+bound is joined where one join can mean it (:mod:`.joins`); variables are kept in scope across WITH
+(:mod:`.scope`); numbers meet text properties as numbers (:mod:`.coercion`); a
 ranking question gets its ORDER BY, LIMIT and named rows (:mod:`.ranking`); identifier columns the question
 did not ask for become names (:mod:`.columns`). Measured on 40 Northwind dev questions (README, #25).
 """
@@ -20,12 +21,12 @@ from dataclasses import dataclass, field
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import names_for_ids
-from kgrag.methods.text2cypher.joins import join_value_owners
+from kgrag.methods.text2cypher.joins import bind_unbound_reads, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.reads import listing, name_relationship_read, wrong_variable_reads
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import has_aggregate, move_filters_before_with, reuse_aliases
+from kgrag.methods.text2cypher.scope import carry_variables, has_aggregate, move_filters_before_with, reuse_aliases
 
 
 @dataclass
@@ -168,6 +169,8 @@ def check_query(
     if stored is not None:
         tokens, joined = join_value_owners(tokens, schema, variables(patterns(tokens))[0], stored)
         out.fixed += joined
+    tokens, bound = bind_unbound_reads(tokens, schema, *variables(patterns(tokens)))
+    out.fixed += bound
     tokens, named = name_relationship_read(tokens, schema)
     out.fixed += named
     chains = patterns(tokens)
@@ -223,6 +226,9 @@ def _reshape(
     tokens, reused = reuse_aliases(tokens)
     if reused:
         fixed.append("repeated an aggregate after the WITH that named it: the name is used")
+    tokens, carried = carry_variables(tokens)
+    if carried:
+        fixed.append("a WITH carried a property without a name: it carries the variable")
     typed = {v: schema.labels.get(label, {}) for v, label in nodes.items()}
     typed |= {v: schema.relationship_properties(t) for v, t in rels.items()}
     ranking = asked_ranking(question)

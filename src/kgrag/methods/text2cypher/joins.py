@@ -65,15 +65,22 @@ def _join(
         return None
     owner = owners.pop()
     props = {p for lab, p in where if lab == owner}
-    ways = [(r.name, "out") for r in schema.relationships if (r.source, r.target) == (label, owner)]
-    ways += [(r.name, "in") for r in schema.relationships if (r.source, r.target) == (owner, label)]
+    ways = _ways(schema, label, owner)
     binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and _binds(tokens, c, var)), None)
     if len(props) != 1 or len(ways) != 1 or binding is None or binding.end > k:
         return None
     (owner_prop,), (rel, direction) = props, ways[0]
     new = _fresh(owner, tokens)
+    pattern = _join_clause(var, rel, direction, new, owner)
+    read = [tokens[k]._replace(value=new), tokens[k + 1], tokens[k + 2]._replace(value=owner_prop)]
+    out = [*tokens[: binding.end], *pattern, *tokens[binding.end : k], *read, *tokens[k + 3 :]]
+    return out, f"'{value}' is a {owner}.{owner_prop}: joined {label} to {owner} by {rel}", {new: owner}
+
+
+def _join_clause(var: str, rel: str, direction: str, new: str, label: str) -> list[Token]:
+    """``MATCH (var)-[:rel]->(new:label)`` (``<-[:rel]-`` for ``direction == "in"``) as tokens."""
     arrow = ["-", "[", ":", rel, "]", "-", ">"] if direction == "out" else ["<", "-", "[", ":", rel, "]", "-"]
-    pattern = [
+    return [
         Token("word", "MATCH", True),
         Token("punct", "(", True),
         Token("word", var),
@@ -82,12 +89,58 @@ def _join(
         Token("punct", "("),
         Token("word", new),
         Token("punct", ":"),
-        Token("word", owner),
+        Token("word", label),
         Token("punct", ")"),
     ]
-    read = [tokens[k]._replace(value=new), tokens[k + 1], tokens[k + 2]._replace(value=owner_prop)]
-    out = [*tokens[: binding.end], *pattern, *tokens[binding.end : k], *read, *tokens[k + 3 :]]
-    return out, f"'{value}' is a {owner}.{owner_prop}: joined {label} to {owner} by {rel}", {new: owner}
+
+
+def _ways(schema: GraphSchema, a: str, b: str) -> list[tuple[str, str]]:
+    """Relationship types joining labels ``a`` and ``b``, with their direction seen from ``a``."""
+    ways = [(r.name, "out") for r in schema.relationships if (r.source, r.target) == (a, b)]
+    return ways + [(r.name, "in") for r in schema.relationships if (r.source, r.target) == (b, a) and a != b]
+
+
+def bind_unbound_reads(
+    tokens: list[Token], schema: GraphSchema, nodes: dict[str, str], rels: dict[str, str]
+) -> tuple[list[Token], list[str]]:
+    """A variable the query reads properties of but never binds, bound by the one join that can mean it.
+
+    "Categories of the products supplied by Mayumi's": ``MATCH (s:Supplier ...)-[:SUPPLIES]->(p:Product) WITH p,
+    c.categoryName``. ``c`` is bound nowhere; only Category has ``categoryName``, and of the variables bound, only
+    ``p`` (a Product) is joined to a Category, by one relationship type, so ``MATCH (p)-[:PART_OF]->(c:Category)``
+    is added after the MATCH that binds ``p``. With two possible labels or joins the read stays an error for the
+    repair call. ``nodes`` and ``rels``: the bound node and relationship variables with their label and type."""
+    aliases = {
+        tokens[k + 1].value
+        for k in range(len(tokens) - 1)
+        if tokens[k].kind == "word" and tokens[k].value.upper() in ("AS", "UNWIND")
+    }
+    reads: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
+    for k in range(len(tokens) - 2):
+        var, dot, prop = tokens[k : k + 3]
+        if var.kind != "word" or dot.value != "." or prop.kind != "word" or (k and tokens[k - 1].value in (".", ":")):
+            continue
+        if var.value in nodes or var.value in rels or var.value in aliases:
+            continue
+        reads.setdefault(var.value, set()).add(prop.value)
+        first.setdefault(var.value, k)
+    for var, props in reads.items():
+        labels = [label for label, has in schema.labels.items() if props <= set(has)]
+        if len(labels) != 1:
+            continue
+        joins = [(v, way) for v, label in nodes.items() for way in _ways(schema, label, labels[0])]
+        binding = None
+        if len(joins) == 1:
+            bound = joins[0][0]
+            binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and _binds(tokens, c, bound)), None)
+        if binding is None or binding.end > first[var]:
+            continue
+        (bound, (rel, direction)), label = joins[0], labels[0]
+        out = [*tokens[: binding.end], *_join_clause(bound, rel, direction, var, label), *tokens[binding.end :]]
+        rest, done = bind_unbound_reads(out, schema, {**nodes, var: label}, rels)
+        return rest, [f"{var} was never bound: joined {nodes[bound]} {bound} to {label} {var} by {rel}", *done]
+    return tokens, []
 
 
 def _binds(tokens: list[Token], clause, var: str) -> bool:
@@ -102,4 +155,4 @@ def _fresh(label: str, tokens: list[Token]) -> str:
     return f"{label.lower()}{n}"
 
 
-__all__ = ["join_value_owners"]
+__all__ = ["bind_unbound_reads", "join_value_owners"]

@@ -209,6 +209,41 @@ def _joined(tokens: list[Token], spans: list[tuple[int, int]]) -> list[Token]:
     return out
 
 
+def carry_variables(tokens: list[Token]) -> tuple[list[Token], bool]:
+    """``WITH p, c.categoryName RETURN c.categoryName``: a WITH item that reads a property without naming it is
+    rejected ("Expression in WITH must be aliased"), and what follows reads ``c``'s properties again. Where the
+    WITH groups nothing (no aggregate), carrying the variable itself (``WITH p, c``) keeps the same rows and
+    everything after it readable, so that is what the item becomes."""
+    for clause in clauses(tokens):
+        if clause.keyword != "WITH":
+            continue
+        end = next(
+            (
+                c
+                for c in range(clause.start + 1, clause.end)
+                if is_keyword(tokens, c, "ORDER", "SKIP", "LIMIT", "WHERE")
+            ),
+            clause.end,
+        )
+        start = clause.start + 1 + int(clause.start + 1 < end and _upper(tokens[clause.start + 1]) == "DISTINCT")
+        if has_aggregate(tokens[start:end]):
+            continue
+        items = split_at(tokens, start, end, ",")
+        bare = [a for a, b in items if b - a == 3 and tokens[a].kind == "word" and tokens[a + 1].value == "."]
+        if not bare:
+            continue
+        kept: list[list[Token]] = []
+        for a, b in items:
+            item = tokens[a : a + 1] if a in bare else tokens[a:b]
+            if all(_key(item) != _key(other) for other in kept):
+                kept.append(item)
+        rebuilt: list[Token] = []
+        for n, item in enumerate(kept):
+            rebuilt += ([Token("punct", ",")] if n else []) + [item[0]._replace(gap=True), *item[1:]]
+        return carry_variables([*tokens[:start], *rebuilt, *tokens[end:]])[0], True
+    return tokens, False
+
+
 def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
     """An aggregate written again after the WITH that aliased it, replaced by the alias."""
     parts = clauses(tokens)
@@ -248,6 +283,7 @@ def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
 __all__ = [
     "AGGREGATES",
     "Clause",
+    "carry_variables",
     "clauses",
     "final_return",
     "has_aggregate",
