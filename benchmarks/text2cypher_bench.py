@@ -191,11 +191,16 @@ def method_settings(method_name: str, pairs: list[str], backend_spec: str) -> di
 
 # ---------------------------------------------------------------------------------------------- a question
 def executed_query(answer: Answer | None) -> str | None:
-    """The Cypher query the method ran last: the last trace step that executed one (it records ``executed``
-    and ``ok`` in its outputs, as ``run_recorded`` does) and names it in its inputs (``cypher``; the
-    ``cypher`` baseline's step "execute", byokg's steps "cypher"). A query written but never run is None."""
+    """The Cypher query the method's rows came from: the step text2cypher marks ``answered`` (a repair may
+    have run worse than the attempt before it), else the one it ran last — the last trace step that executed
+    one (it records ``executed`` and ``ok`` in its outputs, as ``run_recorded`` does) and names it in its
+    inputs (``cypher``; the ``cypher`` baseline's step "execute", byokg's steps "cypher"). A query written but
+    never run is None."""
     if answer is None:
         return None
+    answered = [s.inputs.get("cypher") for s in answer.trace if s.outputs.get("answered") is True]
+    if answered and isinstance(answered[-1], str):
+        return answered[-1].strip()
     for step in reversed(answer.trace):
         query = step.inputs.get("cypher")
         if isinstance(query, str) and query.strip() and ("executed" in step.outputs or step.name == "execute"):

@@ -142,6 +142,25 @@ def test_a_query_that_returns_nothing_gets_one_repair_with_the_reason(northwind)
     assert none.usage.llm_calls == 1 and none.answers == []
 
 
+def test_a_repair_that_breaks_what_ran_does_not_replace_it(northwind):
+    """The first query runs but returns nothing; the repair does not run at all: the answer is the first
+    attempt's (no rows, so no answers, but a query that ran), and its step is the one marked ``answered``."""
+    empty = "MATCH (c:Category {categoryName: 'seafood'})<-[:PART_OF]-(p:Product) RETURN p.productName"
+    broken = "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN count(z)"
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": "returned no rows", "response": f"<cypher>{broken}</cypher>"},
+                {"prompt": "text2cypher_write", "match": "seafood", "response": f"<cypher>{empty}</cypher>"},
+            ]
+        }
+    )
+    answer = get_method("text2cypher")(northwind, llm=llm).answer("Which seafood products are there?")
+    executed = [s for s in answer.trace if s.name == "execute"]
+    assert len(executed) == 2 and executed[0].outputs["ok"] and not executed[1].outputs["ok"]
+    assert executed[0].outputs.get("answered") is True and "answered" not in executed[1].outputs
+
+
 def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
     from kgrag.methods.text2cypher.grammar import MAX_HOPS, cypher_grammar
 

@@ -91,7 +91,8 @@ class Text2Cypher(TextToCypher):
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         cfg = self.config
         context = self._context(question, trace)
-        repair, result = "", None
+        repair = ""
+        best: tuple[int, Any, Any] | None = None  # (standing, execute step, result) of the best attempt so far
         for attempt in range(cfg.repairs + 1):
             query = self._write(question, context, repair, trace)
             if not query:
@@ -106,6 +107,9 @@ class Text2Cypher(TextToCypher):
                     self.backend, checked.query, step.outputs, row_cap=cfg.row_cap, timeout=cfg.timeout
                 )
             problem = self._problem(checked.problems, result)
+            # a repair can break what ran before it: the answer comes from the best attempt (the latest of equals)
+            if best is None or _standing(result, problem) >= best[0]:
+                best = (_standing(result, problem), step, result)
             if problem is None or attempt == cfg.repairs:
                 break
             labels = {x for x in self.schema.labels if x in checked.query}
@@ -113,8 +117,10 @@ class Text2Cypher(TextToCypher):
                 f"\nThis query was tried:\n{checked.query}\nWhat went wrong: {problem}\n"
                 f"The schema around its labels:\n{self.schema.describe(labels or None)}\nWrite a corrected query.\n"
             )
-        if result is None or not result.ok:
+        if best is None or not best[2].ok:
             return [], []
+        _, step, result = best
+        step.outputs["answered"] = True  # the query the rows below came from (not always the last one tried)
         return first_column_answers(result.rows), rows_as_evidence(result.columns, result.rows)
 
     @staticmethod
@@ -127,6 +133,16 @@ class Text2Cypher(TextToCypher):
         if not any(cell is not None for row in result.rows for cell in row):  # avg() of no rows is one null row
             return "it returned no rows; check the values, the relationship directions and the filters"
         return None
+
+
+def _standing(result: Any, problem: str | None) -> int:
+    """How well an attempt stands: it ran with nothing wrong (3), ran with rows but a problem the check saw (2),
+    ran with no rows (1), or did not run (0)."""
+    if not result.ok:
+        return 0
+    if problem is None:
+        return 3
+    return 2 if any(cell is not None for row in result.rows for cell in row) else 1
 
 
 __all__ = ["Text2Cypher", "Text2CypherConfig"]
