@@ -36,6 +36,18 @@ def movies_kg() -> KnowledgeGraph:
     return KnowledgeGraph.from_triples(MOVIES)
 
 
+@pytest.fixture(scope="module")
+def northwind(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeGraph:
+    """The bundled Northwind property graph as a KG store with its tables (text2cypher's embedded backend)."""
+    from kgrag.demo import demo_path
+    from kgrag.graph.property_graph import PropertyGraph
+
+    graph = PropertyGraph.load(demo_path("northwind"))
+    store = graph.to_knowledge_graph().save(tmp_path_factory.mktemp("nw") / "northwind")
+    graph.save_tables(store)
+    return KnowledgeGraph.load(store)
+
+
 def shared_file(*parts: str) -> Path:
     """A file under ../shared/data, or skip the test with the reason."""
     path = SHARED_DATA.joinpath(*parts)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import confidence
 from kgrag.methods import get as get_method
-from kgrag.methods.auto import asks_for_aggregate
 from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.scripted import ScriptedLLM
 from tests.conftest import MOVIES
@@ -30,18 +31,30 @@ def test_paths_first_and_a_second_opinion_when_unsure(monkeypatch):
     assert sure.usage.llm_calls == 1 and sure.trace[-1].outputs["chosen"] == "frag"
 
 
-def test_aggregates_are_recognised():
-    for question in ("How many films did Michael Mann direct?", "average unit price per category", "top 3 customers"):
-        assert asks_for_aggregate(question), question
-    for question in ("Who directed Heat?", "which films star Al Pacino", "what language is Heat in"):
-        assert not asks_for_aggregate(question), question
+def test_a_property_graph_is_asked_in_cypher_and_paths_when_the_query_finds_nothing(northwind):
+    """On a KG from a property graph text2cypher answers; when its query gives no rows, frag is asked."""
+    query = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN count(p)"
+    llm = ScriptedLLM({"rules": [{"prompt": "text2cypher_write", "response": f"<cypher>{query}</cypher>"}]})
+    answer = get_method("auto")(northwind, llm=llm, embedder=load_embedder("static")).answer("Seafood products?")
+    step = answer.trace[-1]
+    assert step.outputs["chosen"] == "text2cypher" and "property graph" in step.outputs["why"]
+    assert answer.answers == ["12"] and answer.usage.llm_calls == 1
+    nothing = "MATCH (c:Category {categoryName: 'Nothing'})<-[:PART_OF]-(p:Product) RETURN p.productName"
+    llm = ScriptedLLM(
+        {
+            "rules": [{"prompt": "text2cypher_write", "response": f"<cypher>{nothing}</cypher>"}],
+            "default": "<answers>Chai</answers>",
+        }
+    )
+    answer = get_method("auto")(northwind, llm=llm, embedder=load_embedder("static"), repairs=0).answer(
+        "Which products are in the Beverages category?"
+    )
+    assert "gave no rows, so frag was asked" in answer.trace[-1].outputs["why"]
 
 
 def test_settings_reach_the_methods_auto_asks(monkeypatch):
     """`--set top_k=2` reaches kaping and `--set hops=1` frag (each method that has the setting), a spec for
     the embedder reaches both; a setting none of them has, or a bad value, fails when auto is built."""
-    import pytest
-
     from kgrag.methods.base import MethodConfigError
 
     auto = _auto(monkeypatch, top_k=2, hops=1, second_opinion=0.5)

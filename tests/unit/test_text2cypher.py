@@ -7,10 +7,7 @@ import json
 
 import pytest
 
-from kgrag.demo import demo_path
 from kgrag.errors import KGFormatError
-from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.property_graph import PropertyGraph
 from kgrag.methods import get as get_method
 from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
@@ -18,14 +15,6 @@ from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.scripted import ScriptedLLM
-
-
-@pytest.fixture(scope="module")
-def northwind(tmp_path_factory):
-    graph = PropertyGraph.load(demo_path("northwind"))
-    store = graph.to_knowledge_graph().save(tmp_path_factory.mktemp("nw") / "northwind")
-    graph.save_tables(store)
-    return KnowledgeGraph.load(store)
 
 
 @pytest.fixture(scope="module")
