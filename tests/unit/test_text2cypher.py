@@ -270,3 +270,19 @@ def test_a_variable_read_but_never_bound_is_joined_where_only_one_join_can_mean_
     # a WITH that aggregates keeps its items as written
     grouped = "MATCH (p:Product)-[:PART_OF]->(c:Category) WITH c.categoryName, count(p) AS n RETURN n"
     assert check_query(grouped, schema).query == grouped
+
+
+def test_an_average_of_a_text_property_reads_it_as_a_number(schema):
+    fixed = check_query("MATCH (o:Order)-[r:ORDERS]->(p:Product) RETURN avg(r.discount) AS d", schema)
+    assert fixed.query == "MATCH (o:Order)-[r:ORDERS]->(p:Product) RETURN avg(toFloat(r.discount)) AS d"
+    kept = "MATCH (o:Order) RETURN count(o.freight), min(o.orderDate)"  # counts and text minima stay
+    assert check_query(kept, schema).query == kept
+
+
+def test_a_name_given_to_a_relationship_and_a_node_is_split(schema):
+    """``-[p:ORDERS]->(p:Product)``: the relationship gets its own name; a read of a property only ORDERS has
+    follows it, the rest stays the Product's."""
+    query = "MATCH (o:Order)-[p:ORDERS]->(p:Product) RETURN p.productName, sum(p.quantity)"
+    fixed = check_query(query, schema)
+    assert fixed.query == "MATCH (o:Order)-[r1:ORDERS]->(p:Product) RETURN p.productName, sum(r1.quantity)"
+    assert fixed.fixed[0] == "p named both a Product and a ORDERS relationship: the relationship is r1"

@@ -24,7 +24,12 @@ from kgrag.methods.text2cypher.columns import names_for_ids
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
-from kgrag.methods.text2cypher.reads import listing, name_relationship_read, wrong_variable_reads
+from kgrag.methods.text2cypher.reads import (
+    listing,
+    name_relationship_read,
+    separate_shared_names,
+    wrong_variable_reads,
+)
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import carry_variables, has_aggregate, move_filters_before_with, reuse_aliases
 
@@ -171,6 +176,8 @@ def check_query(
         out.fixed += joined
     tokens, bound = bind_unbound_reads(tokens, schema, *variables(patterns(tokens)))
     out.fixed += bound
+    tokens, separated = separate_shared_names(tokens, schema)
+    out.fixed += separated
     tokens, named = name_relationship_read(tokens, schema)
     out.fixed += named
     chains = patterns(tokens)

@@ -3,7 +3,8 @@
 A property imported from CSV text stays a string (Northwind's ``Order.freight``: '32.38'), and the question asks
 for "a freight cost less than 10". The engine refuses ``o.freight < 10`` (it cannot cast '32.38' to an integer),
 and comparing with the string '10' would compare text ('9.5' > '10'). What the question means is the number,
-so the property is read as one: ``toFloat(o.freight) < 10``.
+so the property is read as one: ``toFloat(o.freight) < 10``. The same holds for an average or sum over such a
+property ("the average discount": ``avg(r.discount)`` over '0.15', '0'), which the engine refuses on text.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ def _number_before(tokens: list[Token], k: int) -> bool:
     return False
 
 
+def _summed(tokens: list[Token], k: int) -> bool:
+    """Whether the read at ``tokens[k]`` is the whole argument of ``avg(...)`` or ``sum(...)`` (DISTINCT allowed)."""
+    j = k - 1 - int(k >= 1 and tokens[k - 1].kind == "word" and tokens[k - 1].value.upper() == "DISTINCT")
+    if j < 1 or tokens[j].value != "(" or k + 3 >= len(tokens) or tokens[k + 3].value != ")":
+        return False
+    return tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in ("avg", "sum")
+
+
 def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]]) -> tuple[list[Token], list[str]]:
     """``var.prop <op> number`` (either side) where ``prop`` is a string property of the variable's label or type
     (``types``: variable → its properties' types), with the property read through ``toFloat``."""
@@ -48,12 +57,14 @@ def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]
         after = _operator(out, k + 3)
         number_after = after is not None and k + 3 + after[1] < len(out) and out[k + 3 + after[1]].kind == "num"
         before = _number_before(out, k)
-        if not (number_after or before):
+        summed = _summed(out, k)
+        if not (number_after or before or summed):
             k += 3
             continue
         wrapped = [Token("word", "toFloat", var.gap), Token("punct", "("), var._replace(gap=False), dot, prop]
         out[k : k + 3] = [*wrapped, Token("punct", ")")]
-        done.append(f"{var.value}.{prop.value} is stored as text: compared as toFloat({var.value}.{prop.value})")
+        how = "averaged or summed" if summed else "compared"
+        done.append(f"{var.value}.{prop.value} is stored as text: {how} as toFloat({var.value}.{prop.value})")
         k += len(wrapped) + 1
     return out, done
 

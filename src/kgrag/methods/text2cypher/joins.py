@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.patterns import fresh_name
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import clauses
 
@@ -70,7 +71,7 @@ def _join(
     if len(props) != 1 or len(ways) != 1 or binding is None or binding.end > k:
         return None
     (owner_prop,), (rel, direction) = props, ways[0]
-    new = _fresh(owner, tokens)
+    new = fresh_name(owner.lower(), tokens)
     pattern = _join_clause(var, rel, direction, new, owner)
     read = [tokens[k]._replace(value=new), tokens[k + 1], tokens[k + 2]._replace(value=owner_prop)]
     out = [*tokens[: binding.end], *pattern, *tokens[binding.end : k], *read, *tokens[k + 3 :]]
@@ -145,14 +146,6 @@ def bind_unbound_reads(
 
 def _binds(tokens: list[Token], clause, var: str) -> bool:
     return any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(clause.start + 1, clause.end))
-
-
-def _fresh(label: str, tokens: list[Token]) -> str:
-    used = {t.value for t in tokens if t.kind == "word"}
-    n = 1
-    while f"{label.lower()}{n}" in used:
-        n += 1
-    return f"{label.lower()}{n}"
 
 
 __all__ = ["bind_unbound_reads", "join_value_owners"]

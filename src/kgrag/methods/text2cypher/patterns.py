@@ -126,4 +126,13 @@ def variables(chains: list[list[Node | Rel]]) -> tuple[dict[str, str], dict[str,
     return nodes, rels
 
 
-__all__ = ["Node", "Rel", "patterns", "variables", "word"]
+def fresh_name(stem: str, tokens: list[Token]) -> str:
+    """``stem1``, ``stem2``, ...: the first such name no word of the query uses, for a variable a rewrite adds."""
+    used = {t.value for t in tokens if t.kind == "word"}
+    n = 1
+    while f"{stem}{n}" in used:
+        n += 1
+    return f"{stem}{n}"
+
+
+__all__ = ["Node", "Rel", "fresh_name", "patterns", "variables", "word"]

@@ -9,7 +9,7 @@ for the repair call ("Supplier has no property 'name'; it has companyName, ...")
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
+from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, variables, word
 from kgrag.methods.text2cypher.schema import GraphSchema
 
 
@@ -80,8 +80,7 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
         ]
         if len({id(r) for r in rels}) != 1:
             continue
-        rel, used = rels[0], {t.value for t in tokens if t.kind == "word"}
-        name = next(f"r{n}" for n in range(1, 100) if f"r{n}" not in used)
+        rel, name = rels[0], fresh_name("r", tokens)
         assert rel.bracket is not None
         out = [*tokens[: rel.bracket[0] + 1], Token("word", name), *tokens[rel.bracket[0] + 1 :]]
         at = i + 1 if i > rel.bracket[0] else i
@@ -92,4 +91,24 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
     return tokens, []
 
 
-__all__ = ["listing", "name_relationship_read", "wrong_variable_reads"]
+def separate_shared_names(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
+    """``-[p:ORDERS]->(p:Product)``: one name for a relationship and a node, which the engine refuses ("p has
+    data type NODE but REL was expected"). The relationship gets a name of its own, and reads of properties only
+    its type has (not the node's label) follow it; everything else the name stood for is the node."""
+    chains = patterns(tokens)
+    nodes, rels = variables(chains)
+    out, done = list(tokens), []
+    for name in sorted(set(nodes) & set(rels)):
+        fresh = fresh_name("r", out)
+        for part in (p for chain in chains for p in chain):
+            if isinstance(part, Rel) and part.var == name and part.bracket:
+                out[part.bracket[0] + 1] = out[part.bracket[0] + 1]._replace(value=fresh)
+        own = set(schema.relationship_properties(rels[name])) - set(schema.labels.get(nodes[name], {}))
+        for i in range(len(out) - 2):
+            if out[i].value == name and out[i + 1].value == "." and out[i + 2].value in own:
+                out[i] = out[i]._replace(value=fresh)
+        done.append(f"{name} named both a {nodes[name]} and a {rels[name]} relationship: the relationship is {fresh}")
+    return out, done
+
+
+__all__ = ["listing", "name_relationship_read", "separate_shared_names", "wrong_variable_reads"]
