@@ -41,14 +41,14 @@ def test_check_turns_a_backwards_relationship_and_names_unknown_parts(schema):
     assert check_query("MATCH (n) RETURN 'unterminated", schema).problems[0].startswith("the query does not parse")
 
 
-def test_an_order_by_an_aggregate_not_returned_moves_into_a_with(schema):
+def test_an_order_by_an_aggregate_not_returned_is_returned(schema):
     fixed = check_query(
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName ORDER BY count(p) DESC LIMIT 3", schema
     )
     assert fixed.query == (
-        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS sort_key "
-        "RETURN s.companyName, sort_key ORDER BY sort_key DESC LIMIT 3"
-    )  # a ranking shows the value it ranks by
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName, count(p) AS sort_key "
+        "ORDER BY sort_key DESC LIMIT 3"
+    )  # grouped by what the RETURN lists, not per supplier node: "cities by orders" counts per city
     returned = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN c.companyName, count(o) AS n ORDER BY n DESC"
     assert check_query(returned, schema).query == returned  # the aggregate is returned: nothing to move
 
@@ -286,3 +286,24 @@ def test_a_name_given_to_a_relationship_and_a_node_is_split(schema):
     fixed = check_query(query, schema)
     assert fixed.query == "MATCH (o:Order)-[r1:ORDERS]->(p:Product) RETURN p.productName, sum(r1.quantity)"
     assert fixed.fixed[0] == "p named both a Product and a ORDERS relationship: the relationship is r1"
+
+
+def test_a_pattern_end_nothing_uses_and_the_question_does_not_name_is_dropped(schema):
+    """ "Cities by number of orders" written over order lines (``-[r:ORDERS]->(p:Product)``, neither used) counts
+    order lines; the Product end goes. A label the question names in any form ("ordered") stays, and so does
+    an end that is filtered, returned or holds a property map."""
+    query = "MATCH (o:Order)-[r:ORDERS]->(p:Product) RETURN o.shipCity ORDER BY count(*) DESC LIMIT 5"
+    fixed = check_query(query, schema, "What are the top 5 most frequently shipped cities for orders?")
+    assert fixed.query == "MATCH (o:Order) RETURN o.shipCity, count(*) AS sort_key ORDER BY sort_key DESC LIMIT 5"
+    left = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN o.shipCity"
+    assert check_query(left, schema, "ship cities of all orders").query == "MATCH (o:Order) RETURN o.shipCity"
+    for query, question in (
+        (
+            "MATCH (p:Product)<-[:ORDERS]-(:Order) RETURN p.productName, count(*) AS n",
+            "how often was each product ordered",
+        ),
+        ("MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN c.companyName", "customers who have placed orders"),
+        ("MATCH (o:Order)-[:ORDERS]->(p:Product {productName: 'Chai'}) RETURN o.shipCity", "ship cities"),
+        ("MATCH (o:Order)-[r:ORDERS]->(p:Product) RETURN o.shipCity, r.quantity", "ship cities"),
+    ):
+        assert check_query(query, schema, question).query == query, question

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import names_for_ids
-from kgrag.methods.text2cypher.joins import bind_unbound_reads, join_value_owners
+from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.reads import (
@@ -126,10 +126,12 @@ def _misplaced(tokens: list[Token], nodes: dict[str, str], stored: Callable[[str
     return list(dict.fromkeys(problems))
 
 
-def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] | None:
-    """``RETURN s ORDER BY count(*) DESC LIMIT 3`` as ``WITH s, count(*) AS sort_key RETURN s ORDER BY sort_key DESC
-    LIMIT 3``: a small model orders by an aggregate it does not return, which the engine cannot evaluate. Only
-    for one sort key over a RETURN without aggregates; None when the query is not of that shape."""
+def _aggregate_order(tokens: list[Token]) -> list[Token] | None:
+    """``RETURN o.shipCity ORDER BY count(*) DESC LIMIT 5`` as ``RETURN o.shipCity, count(*) AS sort_key ORDER BY
+    sort_key DESC LIMIT 5``: a small model orders by an aggregate it does not return, which the engine cannot
+    evaluate. Returning it groups by what the RETURN lists, as the model wrote it (a WITH over the variables
+    would count per order, not per city). Only for one sort key over a RETURN without aggregates; None when the
+    query is not of that shape."""
     upper = [t.value.upper() if t.kind == "word" else t.value for t in tokens]
     if upper.count("RETURN") != 1:
         return None
@@ -139,18 +141,12 @@ def _aggregate_order(tokens: list[Token], variables: list[str]) -> list[Token] |
         return None
     end = next((k for k in range(order + 2, len(upper)) if upper[k] in ("ASC", "DESC", "LIMIT", "SKIP")), len(upper))
     key, items = tokens[order + 2 : end], tokens[ret + 1 : order]
-    if not has_aggregate(key) or has_aggregate(items) or any(t.value == "," and t.kind == "punct" for t in key):
+    if not items or not has_aggregate(key) or has_aggregate(items) or any(t.value == "," for t in key):
         return None
-    used = [v for v in variables if any(t.kind in ("word", "name") and t.value == v for t in items)]
-    if not used:
-        return None
-    carried: list[Token] = [Token("word", "WITH", True)]
-    for v in used:
-        carried += [Token("word", v, True), Token("punct", ",")]
     alias = Token("word", "sort_key", True)
-    carried += [*key, Token("word", "AS", True), alias]
-    key[0] = key[0]._replace(gap=True)
-    return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
+    column = [Token("punct", ","), key[0]._replace(gap=True), *key[1:], Token("word", "AS", True), alias]
+    return [*tokens[:order], *column, tokens[order], tokens[order + 1], alias, *tokens[end:]]
+
 
 
 def check_query(
@@ -176,6 +172,8 @@ def check_query(
         out.fixed += joined
     tokens, bound = bind_unbound_reads(tokens, schema, *variables(patterns(tokens)))
     out.fixed += bound
+    tokens, dropped = drop_unused_ends(tokens, question)
+    out.fixed += dropped
     tokens, separated = separate_shared_names(tokens, schema)
     out.fixed += separated
     tokens, named = name_relationship_read(tokens, schema)
@@ -201,8 +199,7 @@ def check_query(
     out.problems += wrong_variable_reads(schema, tokens, nodes, rels, out.fixed)
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
-    names = [p.var for chain in chains for p in chain if p.var]
-    tokens = _reshape(tokens, schema, list(dict.fromkeys(names)), nodes, rels, question, out.fixed)
+    tokens = _reshape(tokens, schema, nodes, rels, question, out.fixed)
     if out.fixed:
         out.query = serialise(tokens)
     if stored is not None:  # what no rewrite could place: a value compared with a property that does not store it
@@ -214,7 +211,6 @@ def check_query(
 def _reshape(
     tokens: list[Token],
     schema: GraphSchema,
-    names: list[str],
     nodes: dict[str, str],
     rels: dict[str, str],
     question: str,
@@ -223,10 +219,10 @@ def _reshape(
     """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
     numbers, the ranking's ORDER BY / LIMIT and names, identifiers as names. Each says what it did in
     ``fixed``."""
-    ordered = _aggregate_order(tokens, names)
+    ordered = _aggregate_order(tokens)
     if ordered is not None:
         tokens = ordered
-        fixed.append("ordered by an aggregate it did not return: the aggregate moved into a WITH")
+        fixed.append("ordered by an aggregate it did not return: the aggregate is returned")
     tokens, moved = move_filters_before_with(tokens)
     if moved:
         fixed.append("filtered after a WITH on a variable it dropped: the condition moved before the WITH")

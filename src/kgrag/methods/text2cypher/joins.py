@@ -10,10 +10,11 @@ neighbour, so the join is added (``MATCH (p)-[:PART_OF]->(category1:Category)``)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.patterns import fresh_name
+from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import clauses
 
@@ -144,8 +145,61 @@ def bind_unbound_reads(
     return tokens, []
 
 
+def drop_unused_ends(tokens: list[Token], question: str) -> tuple[list[Token], list[str]]:
+    """Pattern ends nothing else in the query uses and the question does not name, dropped.
+
+    The 1.5B model copies the schema's shape: "the top 5 most frequently shipped cities for orders" becomes
+    ``MATCH (o:Order)-[r:ORDERS]->(p:Product) ... count(*)``, which counts order lines instead of orders. A
+    node at the end of a MATCH pattern whose variable appears nowhere else (no filter, no return, no other
+    pattern), with no property map, reached by a relationship likewise unused, and whose label the question does
+    not name in any form ("products", "ordered"), can only be that copy, so it goes with its relationship.
+    Where the question names the label ("customers who have placed orders") the join is the question's and
+    stays."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    if not words:
+        return tokens, []
+    for clause in clauses(tokens):
+        if clause.keyword != "MATCH":
+            continue
+        for chain in patterns(tokens[: clause.end]):
+            if chain[0].start < clause.start or len(chain) < 3:
+                continue
+            for node, rel in ((chain[-1], chain[-2]), (chain[0], chain[1])):
+                assert isinstance(node, Node) and isinstance(rel, Rel)
+                if not _unused(tokens, node, rel, words):
+                    continue
+                left = node is chain[0]
+                a, b = (node.start, rel.end) if left else (rel.start, node.end)
+                out = [*tokens[:a], *tokens[b + 1 :]]
+                if left:  # the next node now opens the pattern: it takes the removed one's spacing
+                    out[a] = out[a]._replace(gap=tokens[a].gap)
+                rest, done = drop_unused_ends(out, question)
+                return rest, [f"a {node.labels[0]} the query never uses and the question does not name: dropped", *done]
+    return tokens, []
+
+
+def _unused(tokens: list[Token], node: Node, rel: Rel, words: set[str]) -> bool:
+    """Whether ``node`` (at a pattern's end) and ``rel`` (beside it) are used nowhere else and the node's label
+    is not named by the question's ``words``."""
+    inside = set(range(node.start, node.end + 1)) | set(range(rel.start, rel.end + 1))
+    if any(tokens[k].value == "{" for k in inside) or not node.labels:
+        return False
+    for var in (node.var, rel.var):
+        if var and any(t.value == var and k not in inside for k, t in enumerate(tokens) if t.kind == "word"):
+            return False
+    label_words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+", node.labels[0])]
+    return not any(_same_stem(w, x) for w in label_words for x in words)
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Whether two words share all but their last two letters, at least four ("order"/"ordered",
+    "category"/"categories", "supplier"/"supplied"): the question names the label, inflected or not."""
+    common = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return common >= 4 and common >= min(len(a), len(b)) - 2
+
+
 def _binds(tokens: list[Token], clause, var: str) -> bool:
     return any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(clause.start + 1, clause.end))
 
 
-__all__ = ["bind_unbound_reads", "join_value_owners"]
+__all__ = ["bind_unbound_reads", "drop_unused_ends", "join_value_owners"]
