@@ -148,7 +148,6 @@ def _aggregate_order(tokens: list[Token]) -> list[Token] | None:
     return [*tokens[:order], *column, tokens[order], tokens[order + 1], alias, *tokens[end:]]
 
 
-
 def check_query(
     query: str,
     schema: GraphSchema,
