@@ -24,8 +24,11 @@ def schema(northwind):
 
 def test_check_turns_a_backwards_relationship_and_names_unknown_parts(schema):
     fixed = check_query("MATCH (s:Supplier)<-[:SUPPLIES]-(p:Product) RETURN s.companyName", schema)
-    assert fixed.query == "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName"
-    assert fixed.problems == [] and fixed.fixed == ["SUPPLIES goes from Supplier to Product: turned round"]
+    assert fixed.query == "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN DISTINCT s.companyName"
+    assert fixed.problems == [] and fixed.fixed == [
+        "SUPPLIES goes from Supplier to Product: turned round",
+        "s listed once each: DISTINCT",
+    ]
     # written the right way from the other end: untouched
     same = "MATCH (p:Product)<-[:SUPPLIES]-(s:Supplier) RETURN count(p)"
     assert check_query(same, schema).query == same and not check_query(same, schema).fixed
@@ -79,10 +82,11 @@ def test_value_linking_finds_stored_spellings(northwind, schema):
     )
     assert joined.query == (
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)-[:PART_OF]->(category1:Category) "
-        "WHERE category1.categoryName = 'Dairy Products' RETURN s"
+        "WHERE category1.categoryName = 'Dairy Products' RETURN DISTINCT s"
     )
     assert joined.problems == [] and joined.fixed == [
-        "'Dairy Products' is a Category.categoryName: joined Product to Category by PART_OF"
+        "'Dairy Products' is a Category.categoryName: joined Product to Category by PART_OF",
+        "s listed once each: DISTINCT",
     ]
     far = "MATCH (c:Customer) WHERE c.city = 'Dairy Products' RETURN c"  # Category is not a neighbour of Customer
     assert check_query(far, schema, stored=index.places).query == far
@@ -191,13 +195,13 @@ def test_a_ranking_names_its_nodes_and_shows_what_it_ranks_by(schema):
     assert cheapest == "MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice LIMIT 5"
     assert check_query(by_property, schema, question="Which 5 products?").query == by_property  # no ranking
     listing = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.unitsInStock > 50 RETURN s"
-    assert check_query(listing, schema).query == listing  # no ranking: the nodes stay
+    assert check_query(listing, schema).query == listing.replace("RETURN", "RETURN DISTINCT")  # no ranking: nodes
 
 
 def test_a_property_read_from_the_wrong_variable_moves_to_the_one_that_has_it(schema):
     fixed = check_query("MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE r.shipCity = 'Lyon' RETURN o", schema)
-    assert fixed.query == "MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE o.shipCity = 'Lyon' RETURN o"
-    assert fixed.problems == [] and fixed.fixed == ["ORDERS has no property 'shipCity': read from o.shipCity"]
+    assert fixed.query == "MATCH (o:Order)-[r:ORDERS]->(p:Product) WHERE o.shipCity = 'Lyon' RETURN DISTINCT o"
+    assert fixed.problems == [] and fixed.fixed[0] == "ORDERS has no property 'shipCity': read from o.shipCity"
 
 
 def test_a_number_compared_with_a_text_property_reads_it_as_a_number(schema):
@@ -226,7 +230,9 @@ def test_identifier_columns_are_given_by_name_unless_asked_for(schema):
 
 def test_a_property_only_the_relationship_beside_a_node_has_is_read_from_it(schema):
     fixed = check_query("MATCH (p:Product)<-[:ORDERS]-(o:Order) WHERE o.quantity > 50 RETURN p.productName", schema)
-    assert fixed.query == "MATCH (p:Product)<-[r1:ORDERS]-(o:Order) WHERE r1.quantity > 50 RETURN p.productName"
+    assert fixed.query == (
+        "MATCH (p:Product)<-[r1:ORDERS]-(o:Order) WHERE r1.quantity > 50 RETURN DISTINCT p.productName"
+    )
     assert fixed.problems == []
 
 
@@ -258,9 +264,10 @@ def test_a_variable_read_but_never_bound_is_joined_where_only_one_join_can_mean_
     query = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH p, c.categoryName RETURN c.categoryName"
     out = check_query(query, schema, "categories of the products of a supplier")
     assert out.query == (
-        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)-[:PART_OF]->(c:Category) WITH p, c RETURN c.categoryName"
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)-[:PART_OF]->(c:Category) WITH p, c "
+        "RETURN DISTINCT c.categoryName"
     )
-    assert len(out.fixed) == 2 and not out.problems
+    assert len(out.fixed) == 3 and not out.problems  # joined, carried, and each category listed once
     # a property two labels have, or no bound variable joined to its label: left for the repair call
     for query in (
         "MATCH (s:Supplier) RETURN x.companyName",  # Supplier and Customer both have companyName
@@ -306,4 +313,19 @@ def test_a_pattern_end_nothing_uses_and_the_question_does_not_name_is_dropped(sc
         ("MATCH (o:Order)-[:ORDERS]->(p:Product {productName: 'Chai'}) RETURN o.shipCity", "ship cities"),
         ("MATCH (o:Order)-[r:ORDERS]->(p:Product) RETURN o.shipCity, r.quantity", "ship cities"),
     ):
-        assert check_query(query, schema, question).query == query, question
+        assert check_query(query, schema, question).query.startswith(query.split(" RETURN")[0]), question
+
+
+def test_entities_listed_through_a_join_are_listed_once(schema):
+    """ "Which categories have products under $10" lists each category once, whatever the number of products;
+    a value column, an aggregate or a RETURN without a join stays as written."""
+    query = "MATCH (c:Category)<-[:PART_OF]-(p:Product) WHERE p.unitPrice < 10 RETURN c.categoryName"
+    fixed = check_query(query, schema, "Which categories have products with a unit price below 10?")
+    assert fixed.query == query.replace("RETURN", "RETURN DISTINCT")
+    for query in (
+        "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN p.unitPrice",  # values: equal prices are rows
+        "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN c.categoryName, count(p) AS n",
+        "MATCH (c:Category) RETURN c.categoryName",
+        "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN DISTINCT c",
+    ):
+        assert check_query(query, schema, "categories and their products").query == query, query

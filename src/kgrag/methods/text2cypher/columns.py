@@ -57,4 +57,38 @@ def names_for_ids(
     return [*out, *tokens[end:]], done
 
 
-__all__ = ["names_for_ids"]
+def distinct_entities(
+    tokens: list[Token], nodes: dict[str, str], names: dict[str, str]
+) -> tuple[list[Token], list[str]]:
+    """``RETURN DISTINCT`` for a final RETURN that lists one node, or its naming property, through a join.
+
+    "Which categories have products under $10": ``MATCH (c:Category)<-[:PART_OF]-(p:Product) WHERE p.unitPrice <
+    10 RETURN c.categoryName`` lists a category once per matching product. A question asking which entities
+    wants each once; when the RETURN is that entity alone (the node or its name, nothing aggregated) and the
+    pattern binds another node it fans out over, DISTINCT says so. A value column (a price, a date) is left as
+    written: equal values of different nodes are rows of their own."""
+    found = final_return(tokens)
+    if found is None or found[1] != found[0] + 1:  # DISTINCT already
+        return tokens, []
+    start = found[1]
+    end = next((k for k in range(start, len(tokens)) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), len(tokens))
+    items = split_at(tokens, start, end, ",")
+    if len(items) != 1:
+        return tokens, []
+    a, b = items[0]
+    var = tokens[a].value
+    alias = b - a > 2 and is_keyword(tokens, b - 2, "AS")
+    body = b - a - (2 if alias else 0)
+    entity = body == 1 or (
+        body == 3 and tokens[a + 1].value == "." and tokens[a + 2].value == names.get(nodes.get(var, ""))
+    )
+    others = [v for v in nodes if v != var]
+    anonymous = sum(
+        1 for k in range(found[0]) if tokens[k].value == "(" and k + 1 < len(tokens) and tokens[k + 1].value == ":"
+    )
+    if var not in nodes or not entity or not (others or anonymous):
+        return tokens, []
+    return [*tokens[:start], Token("word", "DISTINCT", True), *tokens[start:]], [f"{var} listed once each: DISTINCT"]
+
+
+__all__ = ["distinct_entities", "names_for_ids"]
