@@ -329,3 +329,10 @@ def test_entities_listed_through_a_join_are_listed_once(schema):
         "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN DISTINCT c",
     ):
         assert check_query(query, schema, "categories and their products").query == query, query
+
+
+def test_an_alias_spelled_like_a_keyword_is_quoted(schema):
+    query = "MATCH (o:Order) RETURN o.orderID AS order, o.freight AS limit ORDER BY order LIMIT 5"
+    assert check_query(query, schema, "which orders").query == (
+        "MATCH (o:Order) RETURN o.orderID AS `order`, o.freight AS `limit` ORDER BY `order` LIMIT 5"
+    )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
-from kgrag.methods.text2cypher.columns import distinct_entities, names_for_ids
+from kgrag.methods.text2cypher.columns import distinct_entities, names_for_ids, quote_keyword_aliases
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
@@ -241,6 +241,7 @@ def _reshape(
         lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranks=ranking.order is not None),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),
         lambda t: distinct_entities(t, nodes, schema.name_property),
+        quote_keyword_aliases,
     ):
         tokens, done = step(tokens)
         fixed += done

@@ -91,4 +91,29 @@ def distinct_entities(
     return [*tokens[:start], Token("word", "DISTINCT", True), *tokens[start:]], [f"{var} listed once each: DISTINCT"]
 
 
-__all__ = ["distinct_entities", "names_for_ids"]
+# words a parser takes for clause or operator keywords wherever they stand: an alias spelled so must be quoted
+_RESERVED = frozenset(
+    """ORDER LIMIT SKIP MATCH OPTIONAL WHERE WITH RETURN UNION UNWIND AND OR NOT XOR IN IS NULL TRUE FALSE DISTINCT
+    CASE WHEN THEN ELSE END ASC DESC EXISTS CREATE DELETE SET MERGE REMOVE DETACH CALL YIELD STARTS ENDS CONTAINS AS
+    BY""".split()
+)
+
+
+def quote_keyword_aliases(tokens: list[Token]) -> tuple[list[Token], list[str]]:
+    """``RETURN o AS order``: an alias spelled like a keyword does not parse ("mismatched input 'order'"), and
+    meant only the column's name, so it is quoted (`` AS `order` ``), as are later uses spelled the same way."""
+    out, done = list(tokens), []
+    for k in range(1, len(out)):
+        tok = out[k]
+        if tok.kind != "word" or tok.value.upper() not in _RESERVED:
+            continue
+        if out[k - 1].kind != "word" or out[k - 1].value.upper() != "AS":
+            continue
+        for j in range(k, len(out)):
+            if out[j].kind == "word" and out[j].value == tok.value and (j == k or not is_keyword(out, j, *_RESERVED)):
+                out[j] = Token("name", tok.value, out[j].gap)
+        done.append(f"the alias {tok.value!r} is a keyword: quoted")
+    return out, done
+
+
+__all__ = ["distinct_entities", "names_for_ids", "quote_keyword_aliases"]
