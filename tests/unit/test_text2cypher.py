@@ -111,17 +111,23 @@ def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):
         ExamplePairs.load(pairs, load_embedder("static"))
 
 
-def test_a_query_that_returns_nothing_gets_one_repair_with_the_reason(northwind):
-    wrong = "MATCH (c:Category {categoryName: 'seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
-    right = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
-    llm = ScriptedLLM(
+def _first_then_repair(first: str, repair: str, asked: str) -> ScriptedLLM:
+    """A scripted model that writes ``first`` for a question holding ``asked`` and ``repair`` when told the
+    first query returned no rows."""
+    return ScriptedLLM(
         {
             "rules": [
-                {"prompt": "text2cypher_write", "match": "returned no rows", "response": f"<cypher>{right}</cypher>"},
-                {"prompt": "text2cypher_write", "match": "Seafood", "response": f"<cypher>{wrong}</cypher>"},
+                {"prompt": "text2cypher_write", "match": "returned no rows", "response": f"<cypher>{repair}</cypher>"},
+                {"prompt": "text2cypher_write", "match": asked, "response": f"<cypher>{first}</cypher>"},
             ]
         }
     )
+
+
+def test_a_query_that_returns_nothing_gets_one_repair_with_the_reason(northwind):
+    wrong = "MATCH (c:Category {categoryName: 'seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
+    right = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
+    llm = _first_then_repair(first=wrong, repair=right, asked="Seafood")
     method = get_method("text2cypher")(northwind, llm=llm)
     answer = method.answer("What is the average unit price of seafood products?")
     assert answer.usage.llm_calls == 2
@@ -140,14 +146,7 @@ def test_a_repair_that_breaks_what_ran_does_not_replace_it(northwind):
     attempt's (no rows, so no answers, but a query that ran), and its step is the one marked ``answered``."""
     empty = "MATCH (c:Category {categoryName: 'seafood'})<-[:PART_OF]-(p:Product) RETURN p.productName"
     broken = "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN count(z)"
-    llm = ScriptedLLM(
-        {
-            "rules": [
-                {"prompt": "text2cypher_write", "match": "returned no rows", "response": f"<cypher>{broken}</cypher>"},
-                {"prompt": "text2cypher_write", "match": "seafood", "response": f"<cypher>{empty}</cypher>"},
-            ]
-        }
-    )
+    llm = _first_then_repair(first=empty, repair=broken, asked="seafood")
     answer = get_method("text2cypher")(northwind, llm=llm).answer("Which seafood products are there?")
     executed = [s for s in answer.trace if s.name == "execute"]
     assert len(executed) == 2 and executed[0].outputs["ok"] and not executed[1].outputs["ok"]
