@@ -49,9 +49,13 @@ def test_an_order_by_an_aggregate_not_returned_is_returned(schema):
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName ORDER BY count(p) DESC LIMIT 3", schema
     )
     assert fixed.query == (
-        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName, count(p) AS sort_key "
-        "ORDER BY sort_key DESC LIMIT 3"
-    )  # grouped by what the RETURN lists, not per supplier node: "cities by orders" counts per city
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS sort_key "
+        "RETURN s.companyName, sort_key ORDER BY sort_key DESC LIMIT 3"
+    )  # entities (a node or its name) are counted per node; the ranking shows what it ranks by
+    cities = "MATCH (o:Order) RETURN o.shipCity ORDER BY count(*) DESC LIMIT 5"  # values: counted per city
+    assert check_query(cities, schema).query == (
+        "MATCH (o:Order) RETURN o.shipCity, count(*) AS sort_key ORDER BY sort_key DESC LIMIT 5"
+    )
     returned = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) RETURN c.companyName, count(o) AS n ORDER BY n DESC"
     assert check_query(returned, schema).query == returned  # the aggregate is returned: nothing to move
 

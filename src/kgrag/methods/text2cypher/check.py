@@ -31,7 +31,13 @@ from kgrag.methods.text2cypher.reads import (
     wrong_variable_reads,
 )
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import carry_variables, has_aggregate, move_filters_before_with, reuse_aliases
+from kgrag.methods.text2cypher.scope import (
+    carry_variables,
+    has_aggregate,
+    move_filters_before_with,
+    reuse_aliases,
+    split_at,
+)
 
 
 @dataclass
@@ -126,12 +132,16 @@ def _misplaced(tokens: list[Token], nodes: dict[str, str], stored: Callable[[str
     return list(dict.fromkeys(problems))
 
 
-def _aggregate_order(tokens: list[Token]) -> list[Token] | None:
-    """``RETURN o.shipCity ORDER BY count(*) DESC LIMIT 5`` as ``RETURN o.shipCity, count(*) AS sort_key ORDER BY
-    sort_key DESC LIMIT 5``: a small model orders by an aggregate it does not return, which the engine cannot
-    evaluate. Returning it groups by what the RETURN lists, as the model wrote it (a WITH over the variables
-    would count per order, not per city). Only for one sort key over a RETURN without aggregates; None when the
-    query is not of that shape."""
+def _aggregate_order(tokens: list[Token], nodes: dict[str, str], names: dict[str, str]) -> list[Token] | None:
+    """An aggregate the RETURN orders by but does not return, which the engine cannot evaluate, made a column.
+
+    How it groups follows what the RETURN lists. Nodes, or their naming properties, are entities:
+    ``RETURN s.companyName ORDER BY count(p) DESC LIMIT 3`` becomes ``WITH s, count(p) AS sort_key RETURN
+    s.companyName ORDER BY sort_key DESC LIMIT 3``, counted per supplier node as Cypher is usually
+    written (ties then fall as they do for such queries). Any other value is what is counted over:
+    ``RETURN o.shipCity ORDER BY count(*)`` becomes ``RETURN o.shipCity, count(*) AS sort_key ORDER BY
+    sort_key``, per city (a WITH over ``o`` would count per order). Only for one sort key over a RETURN without
+    aggregates; None when the query is not of that shape."""
     upper = [t.value.upper() if t.kind == "word" else t.value for t in tokens]
     if upper.count("RETURN") != 1:
         return None
@@ -144,8 +154,26 @@ def _aggregate_order(tokens: list[Token]) -> list[Token] | None:
     if not items or not has_aggregate(key) or has_aggregate(items) or any(t.value == "," for t in key):
         return None
     alias = Token("word", "sort_key", True)
+    parts = split_at(tokens, ret + 1, order, ",")
+    entities = [_entity(tokens[a:b], nodes, names) for a, b in parts]
+    if all(entities):
+        carried: list[Token] = [Token("word", "WITH", True)]
+        for var in dict.fromkeys(entities):
+            carried += [Token("word", str(var), True), Token("punct", ",")]
+        carried += [key[0]._replace(gap=True), *key[1:], Token("word", "AS", True), alias]
+        return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
     column = [Token("punct", ","), key[0]._replace(gap=True), *key[1:], Token("word", "AS", True), alias]
     return [*tokens[:order], *column, tokens[order], tokens[order + 1], alias, *tokens[end:]]
+
+
+def _entity(item: list[Token], nodes: dict[str, str], names: dict[str, str]) -> str | None:
+    """The node variable a RETURN item stands for (``s`` or ``s.companyName``, its naming property), else None."""
+    var = item[0].value if item and item[0].kind == "word" else ""
+    if var not in nodes:
+        return None
+    if len(item) == 1 or (len(item) == 3 and item[1].value == "." and item[2].value == names.get(nodes[var])):
+        return var
+    return None
 
 
 def check_query(
@@ -218,7 +246,7 @@ def _reshape(
     """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
     numbers, the ranking's ORDER BY / LIMIT and names, identifiers as names. Each says what it did in
     ``fixed``."""
-    ordered = _aggregate_order(tokens)
+    ordered = _aggregate_order(tokens, nodes, schema.name_property)
     if ordered is not None:
         tokens = ordered
         fixed.append("ordered by an aggregate it did not return: the aggregate is returned")
