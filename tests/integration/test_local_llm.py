@@ -196,23 +196,3 @@ def test_cli_ask_llm_baseline_json(smollm_path, tmp_path):
     assert answer["method"] == "llm" and isinstance(answer["answers"], list)
     assert answer["usage"]["llm_calls"] == 1 and answer["usage"]["prompt_tokens"] > 0
     assert answer["error"] is None
-
-
-def test_llamacpp_loads_in_the_background_and_reports_a_damaged_file(smollm_path, tmp_path):
-    """Building the LLM returns at once while the weights load in a thread (what `kgrag ask` overlaps with
-    linking and retrieval); a file that is not a model is an LLMError at the first use, naming the file."""
-    import threading
-
-    from kgrag.errors import LLMError
-
-    llm = load_llm(f"llamacpp:{smollm_path}")
-    llm.wait_loaded()
-    assert llm.count_tokens("hello world") > 0
-    damaged = tmp_path / "damaged.gguf"
-    damaged.write_bytes(b"GGUF" + b"\0" * 64)
-    bad = load_llm(f"llamacpp:{damaged}")  # returns: the load runs in "kgrag-llm-load"
-    assert any(t.name == "kgrag-llm-load" for t in threading.enumerate()) or bad._loading.done()
-    with pytest.raises(LLMError, match=r"damaged\.gguf"):
-        bad.wait_loaded()
-    with pytest.raises(LLMError, match=r"damaged\.gguf"):
-        bad.generate("hi", max_tokens=2)

@@ -13,10 +13,8 @@ KV states keyed by token prefix (:func:`_keep_prefix_states`) restores the longe
 
 from __future__ import annotations
 
-import atexit
 import os
 import threading
-from concurrent.futures import Future
 from typing import Any
 
 from kgrag.errors import LLMError, MissingExtraError
@@ -91,17 +89,11 @@ def _count_evaluated(llama: Any) -> None:
     llama.eval = counted_eval
 
 
-def _require_runtime() -> None:
+def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
     try:
-        import llama_cpp  # noqa: F401
+        from llama_cpp import Llama
     except ImportError as exc:
         raise MissingExtraError("local", "the llamacpp LLM backend", "llama-cpp-python") from exc
-
-
-def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
-    _require_runtime()
-    from llama_cpp import Llama
-
     key = (path, n_ctx, n_threads, seed)
     with _MODELS_LOCK:
         if key not in _MODELS:
@@ -117,25 +109,6 @@ def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
             _count_evaluated(_MODELS[key])
             _note_logprobs(_MODELS[key])
         return _MODELS[key]
-
-
-def _load_in_background(path: str, n_ctx: int, n_threads: int, seed: int) -> Future[Any]:
-    """Start :func:`_load_llama` in a daemon thread: reading and mapping the weights (~3 s for the 1.5B model,
-    longer from a cold disk) overlaps with what a method does before its first call (linking, the embedder,
-    retrieval), so a user's first answer comes sooner. The future re-raises a failed load at first use."""
-    future: Future[Any] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(_load_llama(path, n_ctx, n_threads, seed))
-        except BaseException as exc:  # handed to whoever uses the model first
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="kgrag-llm-load", daemon=True).start()
-    # a process that ends before the load does (an error in linking) waits for it: llama.cpp calls back into
-    # Python while loading, which an interpreter shutting down around a daemon thread does not survive
-    atexit.register(future.exception)
-    return future
 
 
 class _TokenLogprobs:
@@ -209,22 +182,8 @@ class LlamaCppLLM(LLM):
         self.model_id = f"llamacpp:{model if model in manager.MODELS else self.path.name}"
         self.n_ctx = n_ctx
         self.context_window = n_ctx
-        _require_runtime()  # a missing extra fails here, not at the first call
-        self._loading = _load_in_background(str(self.path), n_ctx, n_threads, seed)
+        self._llama = _load_llama(str(self.path), n_ctx, n_threads, seed)
         self._lock = threading.Lock()
-
-    @property
-    def _llama(self) -> Any:
-        """The loaded model, waiting for the background load if it is still running; a failed load is an
-        :class:`LLMError` (what a failing call is), e.g. a damaged model file."""
-        try:
-            return self._loading.result()
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise LLMError(f"{self.model_id}: cannot load {self.path}: {exc}") from exc
-
-    def wait_loaded(self) -> None:
-        """Block until the weights are loaded (raises :class:`LLMError` when they cannot be)."""
-        self._llama  # noqa: B018 - the property waits and raises
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
         kwargs: dict[str, Any] = {
