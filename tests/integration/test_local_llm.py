@@ -196,3 +196,38 @@ def test_cli_ask_llm_baseline_json(smollm_path, tmp_path):
     assert answer["method"] == "llm" and isinstance(answer["answers"], list)
     assert answer["usage"]["llm_calls"] == 1 and answer["usage"]["prompt_tokens"] > 0
     assert answer["error"] is None
+
+
+def test_llamacpp_loads_in_the_background_and_reports_a_damaged_file(smollm_path, tmp_path):
+    """Building the LLM returns at once while the weights load in a thread (what `kgrag ask` overlaps with
+    linking and retrieval); a file that is not a model is an LLMError at the first use, naming the file."""
+    import threading
+
+    from kgrag.errors import LLMError
+
+    llm = load_llm(f"llamacpp:{smollm_path}")
+    llm.wait_loaded()
+    assert llm.count_tokens("hello world") > 0
+    damaged = tmp_path / "damaged.gguf"
+    damaged.write_bytes(b"GGUF" + b"\0" * 64)
+    bad = load_llm(f"llamacpp:{damaged}")  # returns: the load runs in "kgrag-llm-load"
+    assert any(t.name == "kgrag-llm-load" for t in threading.enumerate()) or bad._loading.done()
+    with pytest.raises(LLMError, match=r"damaged\.gguf"):
+        bad.wait_loaded()
+    with pytest.raises(LLMError, match=r"damaged\.gguf"):
+        bad.generate("hi", max_tokens=2)
+
+
+def test_kgrag_ask_prints_while_the_model_loads(smollm_path, tmp_path):
+    """The model loads in a thread while kgrag ask links and retrieves: whatever the command prints meanwhile
+    must reach the terminal (llama-cpp-python's own quiet load would point stdout and stderr at /dev/null for
+    the whole process). An answer that needs no LLM call and an error both print, with their exit codes."""
+    from kgrag.graph.kg import KnowledgeGraph
+    from tests.conftest import MOVIES
+
+    store = KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg")
+    ask = [sys.executable, "-m", "kgrag", "ask", str(store), "--llm", f"llamacpp:{smollm_path}", "-m", "frag"]
+    unknown = subprocess.run([*ask, "Which team owns the warp-drive-service?"], capture_output=True, text=True)
+    assert unknown.returncode == 0 and "no entity of the question was found in the KG" in unknown.stdout
+    bad = subprocess.run([*ask, "Who directed Heat?", "--set", "hops=many"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "hops" in bad.stderr

@@ -52,8 +52,8 @@ def ask(
     kg = load_store(kg_dir)
     for name in topic_list(topic):
         kg.entity_id(name)  # unknown topic entities fail early, with suggestions
-    with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
-        model = open_llm(llm, cache=cache, timeout=llm_timeout) if method_cls.needs_llm else None
+    # a local model loads in the background while the method links and retrieves; its first call waits for it
+    model = open_llm(llm, cache=cache, timeout=llm_timeout) if method_cls.needs_llm else None
     instance = method_cls(kg, llm=model, **parse_settings(settings))
     with _step_lines() if err_console.is_terminal and not as_json else nullcontext():
         result = instance.answer(question, topic_list(topic))

@@ -109,6 +109,7 @@ class ServiceState:
                 try:
                     timeout = {} if self.config.llm_timeout is None else {"timeout": self.config.llm_timeout}
                     model = load_llm(self.config.llm, cache=self.config.cache, **timeout)
+                    model.wait_loaded()  # a bad model file fails here, with the spec, not at a question
                 except (KGRagError, ImportError, OSError, ValueError) as exc:
                     raise LLMLoadError(f"cannot load {self.llm_spec}: {exc}") from exc
                 self._llm = ConcurrencyLimitedLLM(model, self.config.max_llm_calls)

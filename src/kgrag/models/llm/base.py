@@ -177,6 +177,10 @@ class LLM(ABC):
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
         """Produce one completion (``seconds`` is filled in by the caller)."""
 
+    def wait_loaded(self) -> None:  # noqa: B027 - optional hook
+        """Block until a model that loads in the background is ready; raise :class:`LLMError` if it cannot be.
+        Backends that are ready when built do nothing."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (model memory, HTTP pools)."""
 

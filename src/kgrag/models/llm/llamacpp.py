@@ -13,8 +13,10 @@ KV states keyed by token prefix (:func:`_keep_prefix_states`) restores the longe
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from kgrag.errors import LLMError, MissingExtraError
@@ -89,11 +91,17 @@ def _count_evaluated(llama: Any) -> None:
     llama.eval = counted_eval
 
 
-def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
+def _require_runtime() -> None:
     try:
-        from llama_cpp import Llama
+        import llama_cpp  # noqa: F401
     except ImportError as exc:
         raise MissingExtraError("local", "the llamacpp LLM backend", "llama-cpp-python") from exc
+
+
+def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
+    _require_runtime()
+    from llama_cpp import Llama
+
     key = (path, n_ctx, n_threads, seed)
     with _MODELS_LOCK:
         if key not in _MODELS:
@@ -109,6 +117,64 @@ def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
             _count_evaluated(_MODELS[key])
             _note_logprobs(_MODELS[key])
         return _MODELS[key]
+
+
+_QUIET: list[Any] = []  # the log callback installed by _quiet_runtime, kept alive for llama.cpp
+
+
+def _quiet_runtime() -> None:
+    """Let llama-cpp-python load a model without touching the process's stdout and stderr (once per process).
+
+    Its quiet load (``verbose=False``) points file descriptors 1 and 2 at /dev/null for the whole process while
+    the weights load. In a background thread that swallowed whatever the main thread printed meanwhile: an
+    answer that needed no LLM call, an error message. Instead its ``suppress_stdout_stderr`` is made a no-op
+    (llama-cpp-python is pinned, ``==0.3.36``) and llama.cpp's log lines are dropped by a log callback, which
+    keeps the load as quiet without redirecting anything. Load failures still raise (``ValueError``)."""
+    if _QUIET:
+        return
+    import ctypes
+
+    import llama_cpp
+    import llama_cpp._internals
+    import llama_cpp.llama
+
+    class _NoRedirect:
+        def __init__(self, disable: bool = True) -> None:
+            pass
+
+        def __enter__(self) -> _NoRedirect:
+            return self
+
+        def __exit__(self, *exc: object) -> bool:
+            return False
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def _drop(level: int, text: bytes, user_data: Any) -> None:
+        return None
+
+    llama_cpp.llama.suppress_stdout_stderr = _NoRedirect  # type: ignore[attr-defined]
+    llama_cpp._internals.suppress_stdout_stderr = _NoRedirect  # type: ignore[attr-defined]
+    llama_cpp.llama_log_set(_drop, ctypes.c_void_p(0))
+    _QUIET.append(_drop)
+
+
+def _load_in_background(path: str, n_ctx: int, n_threads: int, seed: int) -> Future[Any]:
+    """Start :func:`_load_llama` in a daemon thread: reading and mapping the weights (~3 s for the 1.5B model,
+    longer from a cold disk) overlaps with what a method does before its first call (linking, the embedder,
+    retrieval), so a user's first answer comes sooner. The future re-raises a failed load at first use."""
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(_load_llama(path, n_ctx, n_threads, seed))
+        except BaseException as exc:  # handed to whoever uses the model first
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="kgrag-llm-load", daemon=True).start()
+    # a process that ends before the load does (an error in linking) waits for it: llama.cpp calls back into
+    # Python while loading, which an interpreter shutting down around a daemon thread does not survive
+    atexit.register(future.exception)
+    return future
 
 
 class _TokenLogprobs:
@@ -182,8 +248,23 @@ class LlamaCppLLM(LLM):
         self.model_id = f"llamacpp:{model if model in manager.MODELS else self.path.name}"
         self.n_ctx = n_ctx
         self.context_window = n_ctx
-        self._llama = _load_llama(str(self.path), n_ctx, n_threads, seed)
+        _require_runtime()  # a missing extra fails here, not at the first call
+        _quiet_runtime()  # before the thread starts: nothing may redirect the process's output while it loads
+        self._loading = _load_in_background(str(self.path), n_ctx, n_threads, seed)
         self._lock = threading.Lock()
+
+    @property
+    def _llama(self) -> Any:
+        """The loaded model, waiting for the background load if it is still running; a failed load is an
+        :class:`LLMError` (what a failing call is), e.g. a damaged model file."""
+        try:
+            return self._loading.result()
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise LLMError(f"{self.model_id}: cannot load {self.path}: {exc}") from exc
+
+    def wait_loaded(self) -> None:
+        """Block until the weights are loaded (raises :class:`LLMError` when they cannot be)."""
+        self._llama  # noqa: B018 - the property waits and raises
 
     def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
         kwargs: dict[str, Any] = {
