@@ -130,7 +130,7 @@ class Text2Cypher(TextToCypher):
             return ("the database rejected it: " if result.rejected else "it failed: ") + str(result.error)
         if problems:
             return "; ".join(problems)
-        if not any(cell is not None for row in result.rows for cell in row):  # avg() of no rows is one null row
+        if not _has_rows(result):
             return "it returned no rows; check the values, the relationship directions and the filters"
         return None
 
@@ -142,7 +142,12 @@ def _standing(result: Any, problem: str | None) -> int:
         return 0
     if problem is None:
         return 3
-    return 2 if any(cell is not None for row in result.rows for cell in row) else 1
+    return 2 if _has_rows(result) else 1
+
+
+def _has_rows(result: Any) -> bool:
+    """Whether a query's result holds a value (``avg()`` over no rows is one row of null, not an answer)."""
+    return any(cell is not None for row in result.rows for cell in row)
 
 
 __all__ = ["Text2Cypher", "Text2CypherConfig"]

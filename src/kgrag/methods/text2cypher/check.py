@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
-from kgrag.methods.text2cypher.columns import distinct_entities, names_for_ids, quote_keyword_aliases
+from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
@@ -155,7 +155,7 @@ def _aggregate_order(tokens: list[Token], nodes: dict[str, str], names: dict[str
         return None
     alias = Token("word", "sort_key", True)
     parts = split_at(tokens, ret + 1, order, ",")
-    entities = [_entity(tokens[a:b], nodes, names) for a, b in parts]
+    entities = [entity_item(tokens[a:b], nodes, names) for a, b in parts]
     if all(entities):
         carried: list[Token] = [Token("word", "WITH", True)]
         for var in dict.fromkeys(entities):
@@ -164,16 +164,6 @@ def _aggregate_order(tokens: list[Token], nodes: dict[str, str], names: dict[str
         return [*tokens[:ret], *carried, *tokens[ret:order], tokens[order], tokens[order + 1], alias, *tokens[end:]]
     column = [Token("punct", ","), key[0]._replace(gap=True), *key[1:], Token("word", "AS", True), alias]
     return [*tokens[:order], *column, tokens[order], tokens[order + 1], alias, *tokens[end:]]
-
-
-def _entity(item: list[Token], nodes: dict[str, str], names: dict[str, str]) -> str | None:
-    """The node variable a RETURN item stands for (``s`` or ``s.companyName``, its naming property), else None."""
-    var = item[0].value if item and item[0].kind == "word" else ""
-    if var not in nodes:
-        return None
-    if len(item) == 1 or (len(item) == 3 and item[1].value == "." and item[2].value == names.get(nodes[var])):
-        return var
-    return None
 
 
 def check_query(

@@ -13,10 +13,33 @@ from __future__ import annotations
 import re
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.scope import final_return, is_keyword, split_at
+from kgrag.methods.text2cypher.patterns import word
+from kgrag.methods.text2cypher.scope import comma_joined, final_return, is_keyword, split_at
 
 _IDENTIFIER = re.compile(r"(^id$|[a-z0-9](ID|Id)$|_id$)")
 _ASKS_FOR_ID = re.compile(r"\b(ids?|identifiers?|codes?|numbers?|keys?)\b", re.I)
+
+
+def _final_items(tokens: list[Token]) -> tuple[int, int, int, list[tuple[int, int]]] | None:
+    """The final RETURN's index, where its items start (past a DISTINCT) and end (before ORDER BY, SKIP or
+    LIMIT), and the items' token ranges; None without a RETURN."""
+    found = final_return(tokens)
+    if found is None:
+        return None
+    ret, start = found
+    end = next((k for k in range(start, len(tokens)) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), len(tokens))
+    return ret, start, end, split_at(tokens, start, end, ",")
+
+
+def entity_item(item: list[Token], nodes: dict[str, str], names: dict[str, str]) -> str | None:
+    """The node variable an expression stands for — the node itself (``s``) or its naming property
+    (``s.companyName``) — else None. ``nodes``: node variable → label; ``names``: label → naming property."""
+    var = (word(item[0]) if item else None) or ""
+    if var not in nodes:
+        return None
+    if len(item) == 1 or (len(item) == 3 and item[1].value == "." and item[2].value == names.get(nodes[var])):
+        return var
+    return None
 
 
 def names_for_ids(
@@ -25,12 +48,10 @@ def names_for_ids(
     """The final RETURN with identifier columns given by name (see the module docstring)."""
     if _ASKS_FOR_ID.search(question):
         return tokens, []
-    found = final_return(tokens)
+    found = _final_items(tokens)
     if found is None:
         return tokens, []
-    start = found[1]
-    end = next((k for k in range(start, len(tokens)) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), len(tokens))
-    items = split_at(tokens, start, end, ",")
+    _, start, end, items = found
     shown = {(tokens[a].value, tokens[a + 2].value) for a, b in items if b - a >= 3 and tokens[a + 1].value == "."}
     kept: list[list[Token]] = []
     done: list[str] = []
@@ -49,12 +70,7 @@ def names_for_ids(
         done.append(f"{var}.{prop} is an identifier: {var}.{name} returned instead")
     if not done or not kept:
         return tokens, []
-    out = list(tokens[:start])
-    for n, item in enumerate(kept):
-        if n:
-            out.append(Token("punct", ","))
-        out += [item[0]._replace(gap=True), *item[1:]]
-    return [*out, *tokens[end:]], done
+    return [*tokens[:start], *comma_joined(kept), *tokens[end:]], done
 
 
 def distinct_entities(
@@ -67,26 +83,15 @@ def distinct_entities(
     wants each once; when the RETURN is that entity alone (the node or its name, nothing aggregated) and the
     pattern binds another node it fans out over, DISTINCT says so. A value column (a price, a date) is left as
     written: equal values of different nodes are rows of their own."""
-    found = final_return(tokens)
-    if found is None or found[1] != found[0] + 1:  # DISTINCT already
+    found = _final_items(tokens)
+    if found is None or found[1] != found[0] + 1 or len(found[3]) != 1:  # DISTINCT already, or several items
         return tokens, []
-    start = found[1]
-    end = next((k for k in range(start, len(tokens)) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), len(tokens))
-    items = split_at(tokens, start, end, ",")
-    if len(items) != 1:
-        return tokens, []
-    a, b = items[0]
-    var = tokens[a].value
+    ret, start, _, ((a, b),) = found
     alias = b - a > 2 and is_keyword(tokens, b - 2, "AS")
-    body = b - a - (2 if alias else 0)
-    entity = body == 1 or (
-        body == 3 and tokens[a + 1].value == "." and tokens[a + 2].value == names.get(nodes.get(var, ""))
-    )
+    var = entity_item(tokens[a : b - 2 if alias else b], nodes, names)
     others = [v for v in nodes if v != var]
-    anonymous = sum(
-        1 for k in range(found[0]) if tokens[k].value == "(" and k + 1 < len(tokens) and tokens[k + 1].value == ":"
-    )
-    if var not in nodes or not entity or not (others or anonymous):
+    anonymous = any(tokens[k].value == "(" and k + 1 < len(tokens) and tokens[k + 1].value == ":" for k in range(ret))
+    if var is None or not (others or anonymous):
         return tokens, []
     return [*tokens[:start], Token("word", "DISTINCT", True), *tokens[start:]], [f"{var} listed once each: DISTINCT"]
 
@@ -116,4 +121,4 @@ def quote_keyword_aliases(tokens: list[Token]) -> tuple[list[Token], list[str]]:
     return out, done
 
 
-__all__ = ["distinct_entities", "names_for_ids", "quote_keyword_aliases"]
+__all__ = ["distinct_entities", "entity_item", "names_for_ids", "quote_keyword_aliases"]

@@ -128,17 +128,29 @@ def _names(tokens: list[Token], start: int, end: int) -> set[str]:
     return out
 
 
-def _projection(tokens: list[Token], clause: Clause) -> tuple[set[str], dict[tuple[str, ...], str]] | None:
-    """What a WITH carries: its names, and its aliased expressions by their tokens; None for ``WITH *``."""
+def _item_bounds(tokens: list[Token], clause: Clause) -> tuple[int, int]:
+    """Where a WITH clause's items start (past a DISTINCT) and end (before its ORDER BY, SKIP or LIMIT)."""
     end = next(
         (c for c in range(clause.start + 1, clause.end) if is_keyword(tokens, c, "ORDER", "SKIP", "LIMIT")),
         clause.end,
     )
+    start = clause.start + 1
+    return start + int(start < clause.end and _upper(tokens[start]) == "DISTINCT"), end
+
+
+def comma_joined(items: list[list[Token]]) -> list[Token]:
+    """Expression items written as a comma-separated list, each after a space (a RETURN's or a WITH's)."""
+    out: list[Token] = []
+    for n, item in enumerate(items):
+        out += ([Token("punct", ",")] if n else []) + [item[0]._replace(gap=True), *item[1:]]
+    return out
+
+
+def _projection(tokens: list[Token], clause: Clause) -> tuple[set[str], dict[tuple[str, ...], str]] | None:
+    """What a WITH carries: its names, and its aliased expressions by their tokens; None for ``WITH *``."""
     carried: set[str] = set()
     aliases: dict[tuple[str, ...], str] = {}
-    start = clause.start + 1
-    if start < clause.end and _upper(tokens[start]) == "DISTINCT":
-        start += 1
+    start, end = _item_bounds(tokens, clause)
     for a, b in split_at(tokens, start, end, ","):
         if tokens[a].value == "*":
             return None
@@ -217,15 +229,7 @@ def carry_variables(tokens: list[Token]) -> tuple[list[Token], bool]:
     for clause in clauses(tokens):
         if clause.keyword != "WITH":
             continue
-        end = next(
-            (
-                c
-                for c in range(clause.start + 1, clause.end)
-                if is_keyword(tokens, c, "ORDER", "SKIP", "LIMIT", "WHERE")
-            ),
-            clause.end,
-        )
-        start = clause.start + 1 + int(clause.start + 1 < end and _upper(tokens[clause.start + 1]) == "DISTINCT")
+        start, end = _item_bounds(tokens, clause)  # a WHERE after the items is a clause of its own
         if has_aggregate(tokens[start:end]):
             continue
         items = split_at(tokens, start, end, ",")
@@ -237,10 +241,7 @@ def carry_variables(tokens: list[Token]) -> tuple[list[Token], bool]:
             item = tokens[a : a + 1] if a in bare else tokens[a:b]
             if all(_key(item) != _key(other) for other in kept):
                 kept.append(item)
-        rebuilt: list[Token] = []
-        for n, item in enumerate(kept):
-            rebuilt += ([Token("punct", ",")] if n else []) + [item[0]._replace(gap=True), *item[1:]]
-        return carry_variables([*tokens[:start], *rebuilt, *tokens[end:]])[0], True
+        return carry_variables([*tokens[:start], *comma_joined(kept), *tokens[end:]])[0], True
     return tokens, False
 
 
@@ -285,6 +286,7 @@ __all__ = [
     "Clause",
     "carry_variables",
     "clauses",
+    "comma_joined",
     "final_return",
     "has_aggregate",
     "is_keyword",
