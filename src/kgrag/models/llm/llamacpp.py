@@ -99,8 +99,7 @@ def _require_runtime() -> None:
 
 
 def _load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
-    _require_runtime()
-    from llama_cpp import Llama
+    from llama_cpp import Llama  # present: LlamaCppLLM checked the runtime before starting this load
 
     key = (path, n_ctx, n_threads, seed)
     with _MODELS_LOCK:
