@@ -94,3 +94,24 @@ def test_cypher_baseline_runs_guarded_query(tmp_path):
     evil = ScriptedLLM({"default": "<cypher>MATCH (n) DETACH DELETE n</cypher>"})
     blocked = get_method("cypher")(kg, llm=evil).answer("delete everything")
     assert blocked.answers == [] and blocked.trace[1].outputs["rejected"]
+
+
+def test_relation_weight_adds_the_relation_names_similarity(tmp_path):
+    from kgrag.models.embeddings import dot_scores, load_embedder
+    from kgrag.retrieval.triples import kg_vectors, rank_triples
+
+    triples = [("Ada Brook", "place of birth", "Lyon"), ("Ada Brook", "profession", "Actor")]
+    triples += [("Lyon", "film genre", "Backstage Musical"), ("Lyon", "twin town", "Backstage Musical")]
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    embedder = load_embedder("minilm")
+    question = "What genre of film is associated with the place where Ada Brook was born?"
+    tids = np.arange(kg.num_triples)
+    plain_ids, plain = rank_triples(kg, question, tids, embedder=embedder, top_k=4)
+    ids, weighted = rank_triples(kg, question, tids, embedder=embedder, top_k=4, relation_weight=0.3)
+    named = dot_scores(kg_vectors(kg, embedder).relations(), embedder.encode([question])[0])
+    by_id = dict(zip(plain_ids.tolist(), plain.tolist(), strict=True))
+    expected = np.array([by_id[t] + 0.3 * named[kg.rels[t]] for t in ids.tolist()])
+    assert np.allclose(weighted, expected, atol=1e-5) and (np.diff(weighted) <= 0).all()
+    # best first, the fact whose relation the question names above its twin
+    order = [kg.triple(int(t))[1] for t in ids if kg.heads[t] == kg.entity_id("Lyon")]
+    assert order == ["film genre", "twin town"]
