@@ -246,6 +246,13 @@ def test_an_aggregate_ranking_groups_only_by_what_it_ranks(schema):
     )
     fixed = check_query(padded, schema, question="What are the top 5 most ordered products in the USA?")
     assert fixed.query.endswith("RETURN p.productName, count(*) AS n ORDER BY n DESC LIMIT 5")
+    # other properties of the ranked variable split its groups too, unless the question names them
+    cities = "MATCH (o:Order) RETURN o.shipCity, count(o) AS n, o.shipVia, o.orderID ORDER BY n DESC LIMIT 5"
+    fixed = check_query(cities, schema, question="What are the top 5 most frequently shipped cities for orders?")
+    assert fixed.query == "MATCH (o:Order) RETURN o.shipCity, count(o) AS n ORDER BY n DESC LIMIT 5"
+    named = "MATCH (o:Order) RETURN o.shipCity, o.shipCountry, count(o) AS n ORDER BY n DESC LIMIT 5"
+    asked = "What are the 5 ship cities with their ship countries that get the most orders?"
+    assert check_query(named, schema, question=asked).query == named
 
 
 def test_the_first_rows_asked_for_are_the_earliest_by_the_date_the_question_names(schema):

@@ -275,7 +275,7 @@ def _reshape(
         lambda t: numbers_against_strings(t, typed),
         lambda t: rank_rows(t, ranking),
         lambda t: first_by_date(t, question, nodes, schema.labels),
-        lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranks=ranking.order is not None),
+        lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranking.order is not None, question),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),
         lambda t: distinct_entities(t, nodes, schema.name_property),
         quote_keyword_aliases,

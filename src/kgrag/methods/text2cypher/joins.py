@@ -187,11 +187,16 @@ def _unused(tokens: list[Token], node: Node, rel: Rel, words: set[str]) -> bool:
     for var in (node.var, rel.var):
         if var and any(t.value == var and k not in inside for k, t in enumerate(tokens) if t.kind == "word"):
             return False
-    label_words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+", node.labels[0])]
-    return not any(_same_stem(w, x) for w in label_words for x in words)
+    return not any(same_stem(w, x) for w in identifier_words(node.labels[0]) for x in words)
 
 
-def _same_stem(a: str, b: str) -> bool:
+def identifier_words(name: str) -> list[str]:
+    """The lower-case words of a label or property name: ``shipPostalCode`` → ship, postal, code; ``orderID`` →
+    order, id."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
+
+
+def same_stem(a: str, b: str) -> bool:
     """Whether two words share all but their last two letters, at least four ("order"/"ordered",
     "category"/"categories", "supplier"/"supplied"): the question names the label, inflected or not."""
     common = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
@@ -202,4 +207,4 @@ def _binds(tokens: list[Token], clause, var: str) -> bool:
     return any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(clause.start + 1, clause.end))
 
 
-__all__ = ["bind_unbound_reads", "drop_unused_ends", "join_value_owners"]
+__all__ = ["bind_unbound_reads", "drop_unused_ends", "identifier_words", "join_value_owners", "same_stem"]

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from kgrag.graph.backends.guard import Token, serialise
+from kgrag.methods.text2cypher.joins import identifier_words, same_stem
 from kgrag.methods.text2cypher.scope import AGGREGATES, final_return, has_aggregate, is_keyword, split_at
 
 _WORDS = {
@@ -137,14 +138,15 @@ def first_by_date(
 
 
 def name_ranked_nodes(
-    tokens: list[Token], labels: dict[str, str], names: dict[str, str], ranks: bool = True
+    tokens: list[Token], labels: dict[str, str], names: dict[str, str], ranks: bool = True, question: str = ""
 ) -> tuple[list[Token], list[str]]:
     """A ranking (the final RETURN ordered by an aggregate or by a node's property) gives each node it returns
     by the property that names its label and shows the value it ranks by (``RETURN s ORDER BY n DESC`` →
     ``RETURN s.companyName, n ORDER BY n DESC``; ``RETURN p ORDER BY p.unitPrice`` → ``RETURN p.productName,
     p.unitPrice ORDER BY p.unitPrice``): "the 3 suppliers with the most products" are three names and their
     counts, not three records without them. An order by a property is a ranking only when the question ``ranks``
-    (has a superlative): "which 3 orders had a required date in 1996" orders only to choose three.
+    (has a superlative): "which 3 orders had a required date in 1996" orders only to choose three. An aggregate
+    ranking keeps one grouping key and what the ``question`` names (:func:`_one_group`).
     ``labels``: node variable → label; ``names``: label → its naming property."""
     found = final_return(tokens)
     if found is None:
@@ -163,7 +165,7 @@ def name_ranked_nodes(
     items = split_at(tokens, start, order, ",")
     done: list[str] = []
     if len(ranked) != 3:  # ranked by an aggregate: grouped by what it ranks
-        items, dropped = _one_group(tokens, items)
+        items, dropped = _one_group(tokens, items, question)
         done += [f"a ranking groups by what it ranks: {x} dropped" for x in dropped]
     out = list(tokens[:start])
     for n, (a, b) in enumerate(items):
@@ -186,21 +188,33 @@ def name_ranked_nodes(
     return [*out, *tokens[order:]], done
 
 
-def _one_group(tokens: list[Token], items: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[str]]:
-    """The RETURN items of an aggregate ranking without grouping keys of other variables than the first key's:
-    "the top 5 products ordered by customers from the USA" ranks products, and a returned ``c.companyName`` or
-    ``o.orderID`` beside ``p.productName`` would count per customer and order instead (the 1.5B model adds
-    such columns)."""
+def _one_group(
+    tokens: list[Token], items: list[tuple[int, int]], question: str = ""
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """The RETURN items of an aggregate ranking with one grouping key, the first: "the top 5 products ordered
+    by customers from the USA" ranks products, and a returned ``c.companyName`` or ``o.orderID`` beside
+    ``p.productName`` would count per customer and order instead; "the most frequently shipped cities" counts
+    per ``o.shipCity``, and ``o.shipVia`` or ``o.shipRegion`` beside it would split each city's count (the 1.5B
+    model adds such columns). Another property of the first key's variable stays when the ``question`` names
+    each of its words ("customers and their countries": ``c.country``)."""
     aggregated = _aggregated_names(tokens)
+    words = set(re.findall(r"[a-z]+", question.lower()))
 
     def is_aggregate(a: int, b: int) -> bool:
         return has_aggregate(tokens[a:b], _AGGREGATES) or (b - a == 1 and tokens[a].value in aggregated)
+
+    def named(a: int, b: int) -> bool:
+        prop = tokens[a + 2].value if b - a >= 3 and tokens[a + 1].value == "." else ""
+        parts = identifier_words(prop)
+        return bool(parts) and all(any(p == w or same_stem(p, w) for w in words) for p in parts)
 
     keys = [(a, b) for a, b in items if not is_aggregate(a, b)]
     if not keys:
         return items, []
     main = tokens[keys[0][0]].value
-    kept = [(a, b) for a, b in items if is_aggregate(a, b) or tokens[a].value == main]
+    kept = [
+        (a, b) for a, b in items if is_aggregate(a, b) or (a, b) == keys[0] or (tokens[a].value == main and named(a, b))
+    ]
     return kept, [serialise(tokens[a:b]) for a, b in items if (a, b) not in kept]
 
 
