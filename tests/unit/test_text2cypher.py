@@ -22,6 +22,13 @@ def schema(northwind):
     return GraphSchema.of(northwind)
 
 
+@pytest.fixture(scope="module")
+def index(northwind, schema):
+    from kgrag.graph.backends import open_cypher_backend
+
+    return ValueIndex.from_backend(open_cypher_backend(northwind, "ladybug"), schema)
+
+
 def test_check_turns_a_backwards_relationship_and_names_unknown_parts(schema):
     fixed = check_query("MATCH (s:Supplier)<-[:SUPPLIES]-(p:Product) RETURN s.companyName", schema)
     assert fixed.query == "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN DISTINCT s.companyName"
@@ -60,10 +67,7 @@ def test_an_order_by_an_aggregate_not_returned_is_returned(schema):
     assert check_query(returned, schema).query == returned  # the aggregate is returned: nothing to move
 
 
-def test_value_linking_finds_stored_spellings(northwind, schema):
-    from kgrag.graph.backends import open_cypher_backend
-
-    index = ValueIndex.from_backend(open_cypher_backend(northwind, "ladybug"), schema)
+def test_value_linking_finds_stored_spellings(schema, index):
     hints = [h.text() for h in index.link("What is the average price of products in the seafood category?")]
     assert hints == ["Category.categoryName = 'Seafood'"]
     dated = [h.text() for h in index.link("Customers with orders on '1996-07-04 00:00:00.000'")]
@@ -359,3 +363,28 @@ def test_the_check_runs_again_on_what_it_mended(schema):
     assert fixed.query == "MATCH (o:Order) RETURN o.shipCity, count(*) AS sort_key ORDER BY sort_key DESC LIMIT 5"
     assert fixed.fixed[: len(once.fixed)] == once.fixed and len(fixed.fixed) > len(once.fixed)
     assert check_query(fixed.query, schema, question=question).query == fixed.query  # a fixpoint
+
+
+def test_a_value_asked_in_part_is_matched_in_part(schema, index):
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question, stored=index.places).query
+
+    starting = "Which suppliers have a postal code starting with 'EC'?"
+    assert check("MATCH (s:Supplier {postalCode: 'EC*'}) RETURN s", starting) == (
+        "MATCH (s:Supplier) WHERE s.postalCode STARTS WITH 'EC' RETURN s"
+    )
+    assert check("MATCH (s:Supplier) WHERE s.postalCode = 'EC%' RETURN s", starting) == (
+        "MATCH (s:Supplier) WHERE s.postalCode STARTS WITH 'EC' RETURN s"
+    )
+    including = "Which products are in categories with a description including 'sauces'?"
+    assert check(
+        "MATCH (:Category {description: 'sauces'})<-[:PART_OF]-(p:Product) WHERE p.unitPrice > 10 RETURN p.productName",
+        including,
+    ) == (
+        "MATCH (n1:Category)<-[:PART_OF]-(p:Product) WHERE n1.description CONTAINS 'sauces' AND p.unitPrice > 10 "
+        "RETURN DISTINCT p.productName"
+    )
+    # a value stored whole is compared whole, whatever the question's verb
+    chai = "MATCH (p:Product {productName: 'Chai'})<-[:ORDERS]-(o:Order) RETURN DISTINCT o.orderID"
+    assert check(chai, "Which orders contain the product 'Chai'?") == chai
+    assert check(chai, "Which orders contain 'Chai'?") == chai

@@ -39,6 +39,7 @@ from kgrag.methods.text2cypher.scope import (
     reuse_aliases,
     split_at,
 )
+from kgrag.methods.text2cypher.substrings import partial_matches
 
 
 @dataclass
@@ -206,6 +207,8 @@ def _check_once(
     if stored is not None:
         tokens, joined = join_value_owners(tokens, schema, variables(patterns(tokens))[0], stored)
         out.fixed += joined
+        tokens, matched = partial_matches(tokens, question, stored)
+        out.fixed += matched
     tokens, bound = bind_unbound_reads(tokens, schema, *variables(patterns(tokens)))
     out.fixed += bound
     tokens, dropped = drop_unused_ends(tokens, question)
