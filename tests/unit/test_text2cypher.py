@@ -388,3 +388,21 @@ def test_a_value_asked_in_part_is_matched_in_part(schema, index):
     chai = "MATCH (p:Product {productName: 'Chai'})<-[:ORDERS]-(o:Order) RETURN DISTINCT o.orderID"
     assert check(chai, "Which orders contain the product 'Chai'?") == chai
     assert check(chai, "Which orders contain 'Chai'?") == chai
+
+
+def test_a_ranking_without_order_is_ordered_by_what_the_superlative_names(schema):
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question).query
+
+    # a property of a returned variable the words after the superlative name
+    assert check(
+        "MATCH (p:Product) RETURN p.productName LIMIT 3", "What are the 3 products with the highest unit price?"
+    ) == ("MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice DESC LIMIT 3")
+    # the one aggregate the WITH before the RETURN names, returned so DISTINCT rows can be ordered by it
+    counted = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS n RETURN DISTINCT s LIMIT 3"
+    assert check(counted, "Which 3 suppliers supply the most products?").endswith(
+        "RETURN DISTINCT s.companyName, n ORDER BY n DESC LIMIT 3"
+    )
+    # nothing named, or not one thing: left alone
+    plain = "MATCH (p:Product) RETURN p.productName LIMIT 3"
+    assert check(plain, "What are the 3 most popular products?") == plain

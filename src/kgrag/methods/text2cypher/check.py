@@ -276,7 +276,7 @@ def _reshape(
     ranking = asked_ranking(question)
     for step in (
         lambda t: numbers_against_strings(t, typed),
-        lambda t: rank_rows(t, ranking),
+        lambda t: rank_rows(t, ranking, question, typed),
         lambda t: first_by_date(t, question, nodes, schema.labels),
         lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranking.order is not None, question),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),

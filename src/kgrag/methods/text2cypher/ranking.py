@@ -44,10 +44,11 @@ _OPENING = re.compile(
     r"(?:\s+me)?(?:\s+the)?\s+" + _NUMBER + r"\s+(?!(?:times|units?|percent|years?|days?|of)\b)[a-z]",
     re.I,
 )
-_ASCENDING = re.compile(r"\b(?:lowest|least|fewest|smallest|cheapest|minimum|bottom)\b", re.I)
-_DESCENDING = re.compile(
-    r"\b(?:most|highest|largest|biggest|greatest|top|maximum|best|longest|heaviest|expensive)\b", re.I
-)
+_ASCENDING_WORDS = r"lowest|least|fewest|smallest|cheapest|minimum|bottom"
+_DESCENDING_WORDS = r"most|highest|largest|biggest|greatest|top|maximum|best|longest|heaviest|expensive"
+_ASCENDING = re.compile(rf"\b(?:{_ASCENDING_WORDS})\b", re.I)
+_DESCENDING = re.compile(rf"\b(?:{_DESCENDING_WORDS})\b", re.I)
+_SUPERLATIVE = rf"\b(?:{_ASCENDING_WORDS}|{_DESCENDING_WORDS})\b"
 _AGGREGATES = AGGREGATES - {"collect"}  # what a ranking can order by: a list is no score
 
 
@@ -75,14 +76,45 @@ def _word(tok: Token, *values: str) -> bool:
 
 def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
     """The one name under which the final RETURN gives an aggregate: ``count(p) AS n`` in the RETURN itself,
-    or a name it returns that a WITH before it gave to an aggregate; None unless there is exactly one."""
+    or a name it returns that a WITH before it gave to an aggregate; None unless there is exactly one. When the
+    RETURN gives none, the one aggregate the WITH right before it names (``WITH s, count(p) AS n RETURN s``):
+    it is still in scope, and :func:`name_ranked_nodes` then returns it."""
     aggregated = _aggregated_names(tokens)
     returned = [t.value for t in tokens[ret + 1 :] if t.kind == "word" and t.value in aggregated]
+    if not returned:
+        last_with = max((k for k in range(ret) if is_keyword(tokens, k, "WITH")), default=None)
+        if last_with is not None:
+            returned = [t.value for t in tokens[last_with:ret] if t.kind == "word" and t.value in aggregated]
     return returned[0] if len(set(returned)) == 1 else None
 
 
-def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[str]]:
-    """``tokens`` with the ORDER BY and LIMIT the question asks for where the query has none, and what was done."""
+def _ranked_property(tokens: list[Token], ret: int, question: str, typed: dict[str, dict]) -> list[Token] | None:
+    """``var.prop`` for the one property of a returned variable that the words after the question's superlative
+    name ("the 5 orders with the lowest *freight* charges": ``o.freight``; "the highest *unit price*":
+    ``p.unitPrice``); None when they name none or several."""
+    m = re.search(_SUPERLATIVE + r"((?:\s+[a-z]+){1,4})", question, re.I)
+    if m is None:
+        return None
+    words = m.group(1).lower().split()
+    returned = dict.fromkeys(t.value for t in tokens[ret + 1 :] if t.kind == "word" and t.value in typed)
+    found = [
+        (var, prop)
+        for var in returned
+        for prop in typed[var]
+        if (parts := identifier_words(prop)) and all(any(p == w or same_stem(p, w) for w in words) for p in parts)
+    ]
+    if len(found) != 1:
+        return None
+    var, prop = found[0]
+    return [Token("word", var, True), Token("punct", "."), Token("word", prop)]
+
+
+def rank_rows(
+    tokens: list[Token], ranking: Ranking, question: str = "", typed: dict[str, dict] | None = None
+) -> tuple[list[Token], list[str]]:
+    """``tokens`` with the ORDER BY and LIMIT the question asks for where the query has none, and what was done.
+    The order is by the one aggregate the query names (:func:`_ranked_alias`), else by the one property of a
+    returned variable (``typed``: variable → its properties) that the question's superlative names."""
     done: list[str] = []
     found = final_return(tokens)
     if found is None:
@@ -90,11 +122,14 @@ def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[
     ret = found[0]
     if ranking.order and not any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
         alias = _ranked_alias(tokens, ret)
-        if alias is not None:
+        key = (
+            [Token("word", alias, True)] if alias is not None else _ranked_property(tokens, ret, question, typed or {})
+        )
+        if key is not None:
             at = next((k for k in range(ret, len(tokens)) if is_keyword(tokens, k, "LIMIT", "SKIP")), len(tokens))
-            order = [Token("word", "ORDER", True), Token("word", "BY", True), Token("word", alias, True)]
+            order = [Token("word", "ORDER", True), Token("word", "BY", True), *key]
             tokens = [*tokens[:at], *order, Token("word", ranking.order, True), *tokens[at:]]
-            done.append(f"the question ranks by {alias}: ORDER BY {alias} {ranking.order} added")
+            done.append(f"the question ranks by {serialise(key)}: ORDER BY {serialise(key)} {ranking.order} added")
     if ranking.rows and not any(is_keyword(tokens, k, "LIMIT") for k in range(len(tokens))):
         tokens = [*tokens, Token("word", "LIMIT", True), Token("num", str(ranking.rows), True)]
         done.append(f"the question asks for {ranking.rows} rows: LIMIT {ranking.rows} added")
@@ -102,7 +137,6 @@ def rank_rows(tokens: list[Token], ranking: Ranking) -> tuple[list[Token], list[
 
 
 _FIRST = re.compile(r"\bfirst\s+" + _NUMBER + r"\b", re.I)
-_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 def first_by_date(
@@ -124,7 +158,7 @@ def first_by_date(
     dates = [p for p in properties.get(label or "", {}) if "date" in p.lower()]
     stems = {w.lower()[:4] for w in re.findall(r"[A-Za-z]{4,}", question)}
     own_words = {"date", (label or "").lower()}  # "orders" names the things asked for, not orderDate
-    named = [p for p in dates if {w.lower()[:4] for w in _CAMEL.findall(p) if w.lower() not in own_words} & stems]
+    named = [p for p in dates if {w[:4] for w in identifier_words(p) if w not in own_words} & stems]
     own = [p for p in dates if label and label.lower() in p.lower()]
     chosen = named if len(named) == 1 else own if len(own) == 1 else []
     if not chosen:
