@@ -376,7 +376,7 @@ def test_a_value_asked_in_part_is_matched_in_part(schema, index):
     assert check("MATCH (s:Supplier) WHERE s.postalCode = 'EC%' RETURN s", starting) == (
         "MATCH (s:Supplier) WHERE s.postalCode STARTS WITH 'EC' RETURN s"
     )
-    including = "Which products are in categories with a description including 'sauces'?"
+    including = "Which products with a unit price over 10 are in categories with a description including 'sauces'?"
     assert check(
         "MATCH (:Category {description: 'sauces'})<-[:PART_OF]-(p:Product) WHERE p.unitPrice > 10 RETURN p.productName",
         including,
@@ -406,3 +406,28 @@ def test_a_ranking_without_order_is_ordered_by_what_the_superlative_names(schema
     # nothing named, or not one thing: left alone
     plain = "MATCH (p:Product) RETURN p.productName LIMIT 3"
     assert check(plain, "What are the 3 most popular products?") == plain
+
+
+def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question).query
+
+    borrowed = (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.unitsOnOrder IS NOT NULL AND p.unitsOnOrder > 0 "
+        "WITH c, count(p) AS n RETURN c.categoryName, n ORDER BY n ASC LIMIT 3"
+    )
+    assert check(borrowed, "Identify the 3 categories with the least number of products.") == (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WITH c, count(p) AS n "
+        "RETURN c.categoryName, n ORDER BY n ASC LIMIT 3"
+    )
+    # asked for: a property word or the literal is in the question; logic with OR / NOT is the query's own
+    asked = "MATCH (o:Order) WHERE o.shipCountry = 'France' AND o.shipVia = '1' RETURN o.orderID"
+    assert check(asked, "Which orders shipped to 'France' went with ship via code 1?") == asked
+    assert check(asked, "Which orders went to 'France' with shipper '1'?") == asked
+    either = "MATCH (o:Order) WHERE o.shipCountry = 'France' OR o.shipVia = '1' RETURN o.orderID"
+    assert check(either, "Which orders were shipped?") == either
+    # on an aggregate it is the question's condition, whatever the words
+    counted = (
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n WHERE n > 5 RETURN DISTINCT c.companyName"
+    )
+    assert check(counted, "Which customers are loyal?") == counted

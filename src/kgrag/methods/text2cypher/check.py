@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
+from kgrag.methods.text2cypher.filters import unasked_filters
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
@@ -275,6 +276,7 @@ def _reshape(
     typed |= {v: schema.relationship_properties(t) for v, t in rels.items()}
     ranking = asked_ranking(question)
     for step in (
+        lambda t: unasked_filters(t, question, typed),
         lambda t: numbers_against_strings(t, typed),
         lambda t: rank_rows(t, ranking, question, typed),
         lambda t: first_by_date(t, question, nodes, schema.labels),
