@@ -316,3 +316,29 @@ def test_retrieve_with_llm_gathers_without_the_final_call(kg):
     evidence = get_method("byokg-scoring")(kg, llm=llm).retrieve(QUESTION)
     assert {"path", "cypher"} <= {ev.source for ev in evidence}
     assert all(rule["used"] == 0 for rule in llm.rules if rule["prompt"] == "byokg_answer")
+
+
+def test_on_a_property_graph_text2cypher_writes_the_graph_query(northwind):
+    """byokg's Cypher strategy uses text2cypher's writer (schema, value hints, check) where node properties can
+    be filtered and aggregated; the rows, an aggregate included, reach the answer call."""
+    query = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN avg(p.unitPrice)"
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": "Seafood", "response": f"<cypher>{query}</cypher>"},
+                {"prompt": "byokg_linker", "response": "<entities>\nSeafood\n</entities>"},
+                {"prompt": "byokg_answer", "match": r"20\.6825", "response": "<answers>20.6825</answers>"},
+            ],
+            "default": "<answers>none</answers>",
+        }
+    )
+    question = "What is the average unit price of seafood products?"
+    method = get_method("byokg-scoring")(northwind, llm=llm, iterations=1)
+    assert method.query_prompt_parts == ("", "")  # KG-Linker is not asked for a query as well
+    answer = method.answer(question)
+    assert answer.answers == ["20.6825"]
+    executed = next(s for s in answer.trace if s.name == "execute")
+    assert executed.outputs["executed"].startswith(query) and executed.outputs.get("answered")
+    # on a triples KG, or when told, KG-Linker writes it as in the paper
+    linker = get_method("byokg-scoring")(northwind, llm=llm, iterations=1, cypher_writer="linker")
+    assert linker.query_writer is None and "<opencypher>" in linker.query_prompt_parts[1]

@@ -33,6 +33,7 @@ import numpy as np
 from kgrag.errors import LLMError
 from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.algorithms.shortest_paths import shortest_paths
+from kgrag.graph.property_graph import stored_mapping
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.byokg.agentic import agentic_traversal
@@ -42,6 +43,7 @@ from kgrag.methods.byokg.context import Context, numbered
 from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
 from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
 from kgrag.methods.byokg.triple_scoring import best_triples, graph_rerank, text_retrieval
+from kgrag.methods.text2cypher import Text2Cypher
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import split_items
@@ -96,9 +98,24 @@ class BYOKG(Method):
         return backend
 
     @cached_property
+    def query_writer(self) -> Text2Cypher | None:
+        """The text2cypher method that writes the graph query (``cypher_writer``), sharing this method's model and
+        Cypher backend; None when KG-Linker writes it or there is no backend."""
+        writer = self.config.cypher_writer
+        if writer == "auto":
+            writer = "text2cypher" if stored_mapping(self.kg) is not None else "linker"
+        if writer == "linker" or self.backend is None:
+            return None
+        cfg = self.config
+        made = Text2Cypher(self.kg, llm=self.llm, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
+        made.__dict__["backend"] = self.backend  # one connection to the database, not two
+        return made
+
+    @cached_property
     def query_prompt_parts(self) -> tuple[str, str]:
-        """(task text, format line) of the graph-query part of the KG-Linker prompt; empty without Cypher."""
-        if self.backend is None:
+        """(task text, format line) of the graph-query part of the KG-Linker prompt; empty without Cypher or
+        when text2cypher writes the query."""
+        if self.backend is None or self.query_writer is not None:
             return "", ""
         part = load_prompt("byokg_linker_query").render(query_schema=self.backend.query_schema(self.kg))
         return part[-1]["content"] + "\n", part[0]["content"] + "\n"
@@ -169,7 +186,9 @@ class BYOKG(Method):
                 self._follow_paths(question, art.paths, entities, context, trace)
             if cfg.shortest_paths and answers:
                 self._shortest_paths(question, entities, answers, context, trace)
-            if cfg.cypher and art.query:
+            if cfg.cypher and round_no == 1 and self.query_writer is not None:
+                context.add(self.query_writer.query_rows(question, trace), first=True)
+            elif cfg.cypher and art.query:
                 self._graph_query(art.query, context, trace)
             seeds = list(dict.fromkeys(fresh + answers))
             if cfg.agentic and seeds:

@@ -6,7 +6,7 @@ set (``HostSetting``, ``ModelSetting``) read as one table.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from kgrag.methods.base import MethodConfig
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
@@ -50,6 +50,10 @@ class BYOKGConfig(MethodConfig):
     cypher_backend: HostSetting = "ladybug"
     cypher_row_cap: Annotated[int, ClientRange(1, 200)] = 30
     cypher_timeout: Annotated[float, ClientRange(0.1, 30)] = 10.0
+    # who writes the query: "linker" (KG-Linker's <opencypher>, the paper's), "text2cypher" (that method's writer
+    # in a call of its own: schema, value hints, the check, one repair); "auto": text2cypher on a KG that came
+    # from a property graph, where a query filters, counts and ranks over node properties, else linker
+    cypher_writer: Literal["auto", "linker", "text2cypher"] = "auto"
     # triplet retrieval: agentic (Algorithm 1)
     agentic: bool = True
     agentic_rounds: Annotated[int, ClientRange(1, 5)] = 3  # T_A

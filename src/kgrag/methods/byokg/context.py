@@ -29,14 +29,20 @@ class Context:
         self.items: list[Evidence] = []
         self.anchors: list[str] = []  # names of the question entities linked so far
         self._keys: set[Any] = set()
+        self._first: set[int] = set()  # ids of items shown before all others
 
-    def add(self, evidence: Sequence[Evidence]) -> int:
+    def add(self, evidence: Sequence[Evidence], *, first: bool = False) -> int:
+        """Add what is new; ``first`` items lead every ordering — the rows of a query written and checked for
+        the question (text2cypher's), which answer it as asked even when they name no question entity (an
+        average, a count) and would otherwise come after every fact that does."""
         added = 0
         for ev in evidence:
             key = tuple(ev.triples) if ev.triples else ev.text
             if key not in self._keys:
                 self._keys.add(key)
-                self.items.append(ev)
+                self.items.append(ev)  # kept for the context's life, so its id names it
+                if first:
+                    self._first.add(id(ev))
                 added += 1
         return added
 
@@ -53,7 +59,7 @@ class Context:
         """(item, distance) in :meth:`ordered`'s order: the distances are computed once for ordering and
         filtering alike."""
         rr = self._round_robin()
-        level = self._levels(rr)
+        level = [0.0 if id(ev) in self._first else lv for ev, lv in zip(rr, self._levels(rr), strict=True)]
         return [(rr[i], level[i]) for i in sorted(range(len(rr)), key=lambda i: (level[i], i))]
 
     def _round_robin(self) -> list[Evidence]:

@@ -123,6 +123,11 @@ class Text2Cypher(TextToCypher):
         step.outputs["answered"] = True  # the query the rows below came from (not always the last one tried)
         return first_column_answers(result.rows), rows_as_evidence(result.columns, result.rows)
 
+    def query_rows(self, question: str, trace: Trace) -> list[Evidence]:
+        """The rows of the best query written for ``question``, as evidence, its steps recorded on ``trace``: for
+        a method that uses this writer for its graph query (byokg on a property graph)."""
+        return self._answer(question, [], trace)[1]
+
     @staticmethod
     def _problem(problems: Sequence[str], result: Any) -> str | None:
         """Why the query needs another try, or None when its rows stand."""
