@@ -1,7 +1,8 @@
-"""BYOKG-RAG on Northwind Text2Cypher pairs: execution accuracy of its ``<opencypher>`` artifact, and the
-accuracy of the full method's answers — both from one public ``Method.answer`` call per question.
+"""BYOKG-RAG on Northwind Text2Cypher pairs: execution accuracy of its graph query, and the accuracy of the full
+method's answers — both from one public ``Method.answer`` call per question.
 
-The first ``cypher`` step of the answer's trace is the query KG-Linker wrote in round 1, run guarded on the
+The query is round 1's: on a property graph text2cypher's writer's (the attempt it answered from), else the
+``<opencypher>`` KG-Linker wrote (``--set``-free: the method's default ``cypher_writer``), run guarded on the
 Ladybug backend: its rows are compared with the gold query's rows (multisets; ordered when the gold query
 orders). The final answers are scored like ``kgrag eval`` scores Text2Cypher questions: against the first
 column of the gold rows (Hit@1: the first answer is one of them). A handful of questions only: a question
@@ -56,8 +57,10 @@ def main() -> None:
 
 def run_one(method, ex) -> dict:
     answer = answer_or_failure(method, ex.question)  # a failed LLM call is one failed question
-    # byokg: round 1's KG-Linker query and its guarded run; the cypher baseline: its one query and run
-    step = next((s for s in answer.trace if s.name in ("cypher", "execute")), None)
+    # byokg: round 1's query (KG-Linker's, or on a property graph text2cypher's: the attempt it answered from)
+    # and its guarded run; the cypher baseline: its one query and run
+    runs = [s for s in answer.trace if s.name in ("cypher", "execute")]
+    step = next((s for s in runs if s.outputs.get("answered")), runs[0] if runs else None)
     written = next(
         (
             s.outputs.get("opencypher") or s.outputs.get("cypher")
@@ -93,7 +96,7 @@ def run_one(method, ex) -> dict:
 def write(args, llm, rows: list[dict]) -> None:
     n = len(rows)
     summary = {
-        "method": f"{args.method}: its Cypher query (byokg: KG-Linker's <opencypher>, round 1) and final answers",
+        "method": f"{args.method}: its Cypher query (byokg: round 1's, by its cypher_writer) and final answers",
         "kg": args.kg_dir,
         "llm": getattr(llm, "model_id", str(llm)),
         "pairs": str(PAIRS),
