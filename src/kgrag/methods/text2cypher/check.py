@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
+from kgrag.methods.text2cypher.counted import bind_counted
 from kgrag.methods.text2cypher.filters import unasked_filters
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
@@ -212,6 +213,8 @@ def _check_once(
         out.fixed += matched
     tokens, bound = bind_unbound_reads(tokens, schema, *variables(patterns(tokens)))
     out.fixed += bound
+    tokens, counted = bind_counted(tokens, schema, *variables(patterns(tokens)), question)
+    out.fixed += counted
     tokens, dropped = drop_unused_ends(tokens, question)
     out.fixed += dropped
     tokens, separated = separate_shared_names(tokens, schema)

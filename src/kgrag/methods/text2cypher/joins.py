@@ -67,39 +67,36 @@ def _join(
         return None
     owner = owners.pop()
     props = {p for lab, p in where if lab == owner}
-    ways = _ways(schema, label, owner)
-    binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and _binds(tokens, c, var)), None)
-    if len(props) != 1 or len(ways) != 1 or binding is None or binding.end > k:
+    joins = ways(schema, label, owner)
+    binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and binds(tokens, c, var)), None)
+    if len(props) != 1 or len(joins) != 1 or binding is None or binding.end > k:
         return None
-    (owner_prop,), (rel, direction) = props, ways[0]
+    (owner_prop,), (rel, direction) = props, joins[0]
     new = fresh_name(owner.lower(), tokens)
-    pattern = _join_clause(var, rel, direction, new, owner)
+    pattern = route_clause(var, [(rel, direction, owner)], new)
     read = [tokens[k]._replace(value=new), tokens[k + 1], tokens[k + 2]._replace(value=owner_prop)]
     out = [*tokens[: binding.end], *pattern, *tokens[binding.end : k], *read, *tokens[k + 3 :]]
     return out, f"'{value}' is a {owner}.{owner_prop}: joined {label} to {owner} by {rel}", {new: owner}
 
 
-def _join_clause(var: str, rel: str, direction: str, new: str, label: str) -> list[Token]:
-    """``MATCH (var)-[:rel]->(new:label)`` (``<-[:rel]-`` for ``direction == "in"``) as tokens."""
-    arrow = ["-", "[", ":", rel, "]", "-", ">"] if direction == "out" else ["<", "-", "[", ":", rel, "]", "-"]
-    return [
-        Token("word", "MATCH", True),
-        Token("punct", "(", True),
-        Token("word", var),
-        Token("punct", ")"),
-        *[Token("word" if x == rel else "punct", x) for x in arrow],
-        Token("punct", "("),
-        Token("word", new),
-        Token("punct", ":"),
-        Token("word", label),
-        Token("punct", ")"),
-    ]
+Route = list[tuple[str, str, str]]  # (relationship type, direction seen from the bound side, label reached)
 
 
-def _ways(schema: GraphSchema, a: str, b: str) -> list[tuple[str, str]]:
+def route_clause(bound: str, route: Route, var: str) -> list[Token]:
+    """``MATCH (bound)-[:R1]->(:Middle)<-[:R2]-(var:Goal)`` as tokens: the route's last node is named ``var``."""
+    out = [Token("word", "MATCH", True), Token("punct", "(", True), Token("word", bound), Token("punct", ")")]
+    for n, (rel, way, label) in enumerate(route):
+        arrow = ["-", "[", ":", rel, "]", "-", ">"] if way == "out" else ["<", "-", "[", ":", rel, "]", "-"]
+        out += [Token("word" if x == rel else "punct", x) for x in arrow]
+        name = [Token("word", var)] if n == len(route) - 1 else []
+        out += [Token("punct", "("), *name, Token("punct", ":"), Token("word", label), Token("punct", ")")]
+    return out
+
+
+def ways(schema: GraphSchema, a: str, b: str) -> list[tuple[str, str]]:
     """Relationship types joining labels ``a`` and ``b``, with their direction seen from ``a``."""
-    ways = [(r.name, "out") for r in schema.relationships if (r.source, r.target) == (a, b)]
-    return ways + [(r.name, "in") for r in schema.relationships if (r.source, r.target) == (b, a) and a != b]
+    out = [(r.name, "out") for r in schema.relationships if (r.source, r.target) == (a, b)]
+    return out + [(r.name, "in") for r in schema.relationships if (r.source, r.target) == (b, a) and a != b]
 
 
 def bind_unbound_reads(
@@ -131,15 +128,15 @@ def bind_unbound_reads(
         labels = [label for label, has in schema.labels.items() if props <= set(has)]
         if len(labels) != 1:
             continue
-        joins = [(v, way) for v, label in nodes.items() for way in _ways(schema, label, labels[0])]
+        joins = [(v, way) for v, label in nodes.items() for way in ways(schema, label, labels[0])]
         binding = None
         if len(joins) == 1:
             bound = joins[0][0]
-            binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and _binds(tokens, c, bound)), None)
+            binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and binds(tokens, c, bound)), None)
         if binding is None or binding.end > first[var]:
             continue
         (bound, (rel, direction)), label = joins[0], labels[0]
-        out = [*tokens[: binding.end], *_join_clause(bound, rel, direction, var, label), *tokens[binding.end :]]
+        out = [*tokens[: binding.end], *route_clause(bound, [(rel, direction, label)], var), *tokens[binding.end :]]
         rest, done = bind_unbound_reads(out, schema, {**nodes, var: label}, rels)
         return rest, [f"{var} was never bound: joined {nodes[bound]} {bound} to {label} {var} by {rel}", *done]
     return tokens, []
@@ -203,8 +200,18 @@ def same_stem(a: str, b: str) -> bool:
     return common >= 4 and common >= min(len(a), len(b)) - 2
 
 
-def _binds(tokens: list[Token], clause, var: str) -> bool:
+def binds(tokens: list[Token], clause, var: str) -> bool:
     return any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(clause.start + 1, clause.end))
 
 
-__all__ = ["bind_unbound_reads", "drop_unused_ends", "identifier_words", "join_value_owners", "same_stem"]
+__all__ = [
+    "Route",
+    "bind_unbound_reads",
+    "binds",
+    "drop_unused_ends",
+    "identifier_words",
+    "join_value_owners",
+    "route_clause",
+    "same_stem",
+    "ways",
+]

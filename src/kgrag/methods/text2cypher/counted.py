@@ -1,0 +1,86 @@
+"""A variable only counted and never bound, joined where the question and the schema allow one reading.
+
+"Which 3 products have been ordered by the most distinct customers?" — the 1.5B model writes ``MATCH
+(p:Product) WITH p, count(DISTINCT c) AS n ...`` and the engine stops at "Variable c is not in scope".
+Nothing is read from ``c``, so :func:`.joins.bind_unbound_reads` has no property to find its label by. Two
+cues together give it one: the model names a variable by its label's initial (``c`` for Customer, ``o`` for
+Order), and the question names the label it counts ("customers"). When exactly one label not yet bound has
+both, and exactly one shortest route of at most two relationships joins it to a bound node variable
+(Product ←ORDERS– Order ←PURCHASED– Customer), that route is matched after the clause that binds the
+variable. Anything less certain is left to the repair call.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.joins import Route, binds, identifier_words, route_clause, same_stem, ways
+from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.scope import clauses
+
+_COUNTING = {"count", "collect"}
+
+
+def bind_counted(
+    tokens: list[Token], schema: GraphSchema, nodes: dict[str, str], rels: dict[str, str], question: str
+) -> tuple[list[Token], list[str]]:
+    """``tokens`` with the one join a counted, unbound variable can mean (module docstring), and what was done."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    named = {label for label in schema.labels if _names(label, words)}
+    aliases = {tokens[k + 1].value for k in range(len(tokens) - 1) if tokens[k].value.upper() == "AS"}
+    for k, var in _counted(tokens):
+        if var in nodes or var in rels or var in aliases or not var[0].isalpha():
+            continue
+        labels = [x for x in named - set(nodes.values()) if x[0].lower() == var[0].lower()]
+        if len(labels) != 1:
+            continue
+        found = [(bound, route) for bound, label in nodes.items() for route in _routes(schema, label, labels[0])]
+        if not found:
+            continue
+        shortest = min(len(r) for _, r in found)
+        found = [(b, r) for b, r in found if len(r) == shortest]
+        if len(found) != 1:
+            continue
+        bound, route = found[0]
+        binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and binds(tokens, c, bound)), None)
+        if binding is None or binding.end > k:
+            continue
+        out = [*tokens[: binding.end], *route_clause(bound, route, var), *tokens[binding.end :]]
+        path = " ".join(f"{rel} {label}" for rel, _, label in route)
+        return out, [f"{var} was counted but never bound: joined {nodes[bound]} {bound} to it by {path}"]
+    return tokens, []
+
+
+def _names(label: str, words: set[str]) -> bool:
+    return any(w == q or same_stem(w, q) for w in identifier_words(label) for q in words)
+
+
+def _counted(tokens: list[Token]) -> list[tuple[int, str]]:
+    """(index, variable) of each ``count(x)`` / ``count(DISTINCT x)`` / ``collect(x)`` of a bare word."""
+    out = []
+    for k in range(len(tokens) - 3):
+        if tokens[k].kind != "word" or tokens[k].value.lower() not in _COUNTING or tokens[k + 1].value != "(":
+            continue
+        j = k + 3 if tokens[k + 2].value.upper() == "DISTINCT" else k + 2
+        if j + 1 < len(tokens) and tokens[j].kind == "word" and tokens[j + 1].value == ")":
+            out.append((k, tokens[j].value))
+    return out
+
+
+def _routes(schema: GraphSchema, start: str, goal: str) -> list[Route]:
+    """Routes of one relationship from ``start`` to ``goal``, or, when there is none, of two through another
+    label."""
+    direct = [[(rel, way, goal)] for rel, way in ways(schema, start, goal)]
+    if direct:
+        return direct
+    middles = [m for m in schema.labels if m not in (start, goal)]
+    return [
+        [(r1, w1, m), (r2, w2, goal)]
+        for m in middles
+        for r1, w1 in ways(schema, start, m)
+        for r2, w2 in ways(schema, m, goal)
+    ]
+
+
+__all__ = ["bind_counted"]
