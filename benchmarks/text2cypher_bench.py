@@ -71,6 +71,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="examples = every clean pair of --pairs, the asked question left out (sets the method's 'examples')",
     )
+    ap.add_argument(
+        "--exclude",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RUN.json",
+        help="leave out the pairs an earlier run asked (its 'questions'), e.g. those rewrites were written from",
+    )
     ap.add_argument("--backend", choices=("ladybug", "bolt"), default="ladybug")
     ap.add_argument("--row-cap", type=int, default=5000, help="rows kept of gold and predicted results")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per gold / predicted query")
@@ -320,7 +328,9 @@ def main(argv: list[str] | None = None) -> None:
         backend, spec = open_backend(args.backend, kg, store, Path(tmp), stack)
         with err.status(f"running {len(pairs)} gold queries on {args.backend}"):
             usable, dropped = attach_gold(backend, pairs, args.row_cap, args.timeout)
-        chosen = choose(usable, limit=args.limit, sample=args.sample, seed=args.seed)
+        asked = {q["id"] for run in args.exclude for q in json.loads(run.read_text(encoding="utf-8"))["questions"]}
+        unseen = [p for p in usable if p["id"] not in asked]
+        chosen = choose(unseen, limit=args.limit, sample=args.sample, seed=args.seed)
         settings = method_settings(args.method, args.settings, spec)
         llm = load_llm(args.llm, cache=args.cache)
         method = get_method(args.method)(kg, llm=llm, **settings)
@@ -334,7 +344,12 @@ def main(argv: list[str] | None = None) -> None:
             "backend": args.backend,
             "pairs": str(args.pairs),
             "selection": {"types": types, "limit": args.limit, "sample": args.sample, "seed": args.seed},
-            "counts": {**counts, "gold_runs_here": len(usable), "chosen": len(chosen)},
+            "counts": {
+                **counts,
+                "gold_runs_here": len(usable),
+                "excluded": len(usable) - len(unseen),
+                "chosen": len(chosen),
+            },
             "gold_unusable": dropped,
             "row_cap": args.row_cap,
             "timeout": args.timeout,
