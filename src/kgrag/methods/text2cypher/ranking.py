@@ -20,7 +20,14 @@ from dataclasses import dataclass
 
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, same_stem
-from kgrag.methods.text2cypher.scope import AGGREGATES, final_return, has_aggregate, is_keyword, split_at
+from kgrag.methods.text2cypher.scope import (
+    AGGREGATES,
+    clauses,
+    final_return,
+    has_aggregate,
+    is_keyword,
+    split_at,
+)
 
 _WORDS = {
     "two": 2,
@@ -82,8 +89,8 @@ def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
     aggregated = _aggregated_names(tokens)
     returned = [t.value for t in tokens[ret + 1 :] if t.kind == "word" and t.value in aggregated]
     if not returned:
-        last_with = max((k for k in range(ret) if is_keyword(tokens, k, "WITH")), default=None)
-        if last_with is not None:
+        last_with = max((c.start for c in clauses(tokens) if c.keyword == "WITH" and c.start < ret), default=None)
+        if last_with is not None:  # (clauses: the WITH of STARTS WITH is no clause)
             returned = [t.value for t in tokens[last_with:ret] if t.kind == "word" and t.value in aggregated]
     return returned[0] if len(set(returned)) == 1 else None
 
