@@ -50,6 +50,17 @@ def test_ask_for_answers_applies_kg_names():
     assert raw == ["Al Pacino, Robert De Niro"]
 
 
+def test_an_answer_written_before_an_empty_tag_is_read_when_it_is_a_kg_name():
+    kg = KnowledgeGraph.from_triples(TRIPLES)
+
+    def ask(reply: str) -> list[str]:
+        return ask_for_answers(LLMOnly(kg, llm=ScriptedLLM({"default": reply})), "llm_answer", question="who?")
+
+    assert ask("Al Pacino <answers>") == ["Al Pacino"]  # the default model's slip on 5 of 2,304 replies
+    assert ask("I am not sure <answers></answers>") == []  # a remark is not an answer
+    assert ask("<answers>\n</answers>") == []
+
+
 def test_prefer_candidates_puts_path_ends_first_and_drops_the_topic():
     answers = ["Heat", "Al Pacino", "The Insider"]
     assert prefer_candidates(answers, ["The Insider"], exclude=["Heat"]) == ["The Insider", "Al Pacino"]
