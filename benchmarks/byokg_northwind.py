@@ -65,7 +65,7 @@ def run_one(method, ex) -> dict:
         (
             s.outputs.get("opencypher") or s.outputs.get("cypher")
             for s in answer.trace
-            if s.name in ("kg_linker", "write_cypher")
+            if s.name in ("kg_linker", "write_cypher") and (s.outputs.get("opencypher") or s.outputs.get("cypher"))
         ),
         None,
     )
