@@ -10,6 +10,7 @@ property ("the average discount": ``avg(r.discount)`` over '0.15', '0'), which t
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.scope import is_word
 
 _ORDERING = {"<", ">", "<=", ">=", "=", "<>"}
 
@@ -36,7 +37,7 @@ def _number_before(tokens: list[Token], k: int) -> bool:
 
 def _summed(tokens: list[Token], k: int) -> bool:
     """Whether the read at ``tokens[k]`` is the whole argument of ``avg(...)`` or ``sum(...)`` (DISTINCT allowed)."""
-    j = k - 1 - int(k >= 1 and tokens[k - 1].kind == "word" and tokens[k - 1].value.upper() == "DISTINCT")
+    j = k - 1 - int(k >= 1 and is_word(tokens[k - 1], "DISTINCT"))
     if j < 1 or tokens[j].value != "(" or k + 3 >= len(tokens) or tokens[k + 3].value != ")":
         return False
     return tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in ("avg", "sum")

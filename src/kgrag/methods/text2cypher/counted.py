@@ -17,7 +17,7 @@ import re
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.joins import Route, binds, identifier_words, route_clause, same_stem, ways
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import clauses
+from kgrag.methods.text2cypher.scope import clauses, is_word
 
 _COUNTING = {"count", "collect"}
 
@@ -62,7 +62,7 @@ def _counted(tokens: list[Token]) -> list[tuple[int, str]]:
     for k in range(len(tokens) - 3):
         if tokens[k].kind != "word" or tokens[k].value.lower() not in _COUNTING or tokens[k + 1].value != "(":
             continue
-        j = k + 3 if tokens[k + 2].value.upper() == "DISTINCT" else k + 2
+        j = k + 3 if is_word(tokens[k + 2], "DISTINCT") else k + 2
         if j + 1 < len(tokens) and tokens[j].kind == "word" and tokens[j + 1].value == ")":
             out.append((k, tokens[j].value))
     return out

@@ -15,7 +15,7 @@ import re
 
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, same_stem
-from kgrag.methods.text2cypher.scope import clauses, split_at
+from kgrag.methods.text2cypher.scope import clauses, is_word, split_at
 
 _COMPARISONS = {"=", "<>", "<", ">", "<=", ">="}
 _LITERALS = {"str", "num"}
@@ -65,11 +65,7 @@ def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, di
 
 def _joins_otherwise(tokens: list[Token], k: int) -> bool:
     """OR, XOR or a NOT that is not part of IS NOT NULL: the WHERE is logic, not a list of filters."""
-    return _word(tokens[k], "OR", "XOR") or (_word(tokens[k], "NOT") and not _word(tokens[k - 1], "IS"))
-
-
-def _word(tok: Token, *values: str) -> bool:
-    return tok.kind == "word" and tok.value.upper() in values
+    return is_word(tokens[k], "OR", "XOR") or (is_word(tokens[k], "NOT") and not is_word(tokens[k - 1], "IS"))
 
 
 def _text(part: list[Token]) -> str:

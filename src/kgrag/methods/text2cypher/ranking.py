@@ -26,6 +26,7 @@ from kgrag.methods.text2cypher.scope import (
     final_return,
     has_aggregate,
     is_keyword,
+    is_word,
     split_at,
 )
 
@@ -75,10 +76,6 @@ def asked_ranking(question: str) -> Ranking:
         rows = n if 0 < n <= 100 else None
     order = "ASC" if _ASCENDING.search(question) else "DESC" if _DESCENDING.search(question) else None
     return Ranking(rows, order)
-
-
-def _word(tok: Token, *values: str) -> bool:
-    return tok.kind == "word" and tok.value.upper() in values
 
 
 def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
@@ -220,7 +217,7 @@ def name_ranked_nodes(
         else:
             out += tokens[a:b]
     shown = {_key(out[x:y]) for x, y in split_at(out, start, len(out), ",")}
-    shown |= {_key(out[y - 1 : y]) for x, y in split_at(out, start, len(out), ",") if _word(out[y - 2], "AS")}
+    shown |= {_key(out[y - 1 : y]) for x, y in split_at(out, start, len(out), ",") if is_word(out[y - 2], "AS")}
     if ranked and _key(ranked) not in shown:
         out += [Token("punct", ","), *([ranked[0]._replace(gap=True), *ranked[1:]])]
         done.append(f"a ranking shows the value it ranks by: {serialise(ranked)} returned")
@@ -279,7 +276,7 @@ def _aggregated_names(tokens: list[Token]) -> set[str]:
     """Names the query gives to aggregates (``count(p) AS n`` → n)."""
     out = set()
     for k in range(len(tokens) - 1):
-        if _word(tokens[k], "AS") and tokens[k + 1].kind == "word":
+        if is_word(tokens[k], "AS") and tokens[k + 1].kind == "word":
             j, depth = k - 1, 0
             while j >= 0:  # walk back over the aliased call to its function name
                 v = tokens[j].value if tokens[j].kind == "punct" else ""

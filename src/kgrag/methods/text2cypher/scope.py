@@ -34,6 +34,11 @@ def _upper(tok: Token) -> str:
     return tok.value.upper() if tok.kind == "word" else ""
 
 
+def is_word(tok: Token, *values: str) -> bool:
+    """Whether ``tok`` is a bare word spelling one of the upper-case ``values`` in any case (``distinct``)."""
+    return _upper(tok) in values
+
+
 def has_aggregate(tokens: list[Token], names: frozenset[str] = AGGREGATES) -> bool:
     """Whether ``tokens`` call one of the aggregate functions ``names``."""
     return any(
@@ -290,6 +295,7 @@ __all__ = [
     "final_return",
     "has_aggregate",
     "is_keyword",
+    "is_word",
     "move_filters_before_with",
     "reuse_aliases",
     "split_at",
