@@ -12,10 +12,8 @@ variable. Anything less certain is left to the repair call.
 
 from __future__ import annotations
 
-import re
-
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.joins import Route, binds, identifier_words, route_clause, same_stem, ways
+from kgrag.methods.text2cypher.joins import Route, binds, identifier_words, question_words, route_clause, said, ways
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import clauses, is_word
 
@@ -26,7 +24,7 @@ def bind_counted(
     tokens: list[Token], schema: GraphSchema, nodes: dict[str, str], rels: dict[str, str], question: str
 ) -> tuple[list[Token], list[str]]:
     """``tokens`` with the one join a counted, unbound variable can mean (module docstring), and what was done."""
-    words = set(re.findall(r"[a-z]+", question.lower()))
+    words = question_words(question)
     named = {label for label in schema.labels if _names(label, words)}
     aliases = {tokens[k + 1].value for k in range(len(tokens) - 1) if tokens[k].value.upper() == "AS"}
     for k, var in _counted(tokens):
@@ -53,7 +51,7 @@ def bind_counted(
 
 
 def _names(label: str, words: set[str]) -> bool:
-    return any(w == q or same_stem(w, q) for w in identifier_words(label) for q in words)
+    return any(said(w, words) for w in identifier_words(label))
 
 
 def _counted(tokens: list[Token]) -> list[tuple[int, str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from kgrag.graph.backends.guard import Token, serialise
-from kgrag.methods.text2cypher.joins import identifier_words, same_stem
+from kgrag.methods.text2cypher.joins import identifier_words, said
 from kgrag.methods.text2cypher.scope import clauses, is_word, split_at
 
 _COMPARISONS = {"=", "<>", "<", ">", "<=", ">="}
@@ -60,7 +60,7 @@ def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, di
     if literal and rest[1].value.lower() in (asked if rest[1].kind == "str" else words):
         return False
     meaningful = [w for w in identifier_words(part[2].value) if len(w) >= _MEANINGFUL]
-    return bool(meaningful) and not any(w == q or same_stem(w, q) for w in meaningful for q in words)
+    return bool(meaningful) and not any(said(w, words) for w in meaningful)
 
 
 def _joins_otherwise(tokens: list[Token], k: int) -> bool:

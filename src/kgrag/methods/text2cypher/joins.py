@@ -152,7 +152,7 @@ def drop_unused_ends(tokens: list[Token], question: str) -> tuple[list[Token], l
     not name in any form ("products", "ordered"), can only be that copy, so it goes with its relationship.
     Where the question names the label ("customers who have placed orders") the join is the question's and
     stays."""
-    words = set(re.findall(r"[a-z]+", question.lower()))
+    words = question_words(question)
     if not words:
         return tokens, []
     for clause in clauses(tokens):
@@ -193,6 +193,17 @@ def identifier_words(name: str) -> list[str]:
     return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
 
 
+def question_words(question: str) -> set[str]:
+    """The question's lower-case words, to hold label and property words against."""
+    return set(re.findall(r"[a-z]+", question.lower()))
+
+
+def said(word: str, words: set[str]) -> bool:
+    """Whether the question's ``words`` say ``word`` (a word of a label or property name): the same word or,
+    inflected, the same stem (:func:`same_stem`)."""
+    return any(word == q or same_stem(word, q) for q in words)
+
+
 def same_stem(a: str, b: str) -> bool:
     """Whether two words share all but their last two letters, at least four ("order"/"ordered",
     "category"/"categories", "supplier"/"supplied"): the question names the label, inflected or not."""
@@ -211,7 +222,9 @@ __all__ = [
     "drop_unused_ends",
     "identifier_words",
     "join_value_owners",
+    "question_words",
     "route_clause",
+    "said",
     "same_stem",
     "ways",
 ]

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from kgrag.graph.backends.guard import Token, serialise
-from kgrag.methods.text2cypher.joins import identifier_words, same_stem
+from kgrag.methods.text2cypher.joins import identifier_words, question_words, said
 from kgrag.methods.text2cypher.scope import (
     AGGREGATES,
     clauses,
@@ -99,13 +99,13 @@ def _ranked_property(tokens: list[Token], ret: int, question: str, typed: dict[s
     m = re.search(_SUPERLATIVE + r"((?:\s+[a-z]+){1,4})", question, re.I)
     if m is None:
         return None
-    words = m.group(1).lower().split()
+    words = set(m.group(1).lower().split())
     returned = dict.fromkeys(t.value for t in tokens[ret + 1 :] if t.kind == "word" and t.value in typed)
     found = [
         (var, prop)
         for var in returned
         for prop in typed[var]
-        if (parts := identifier_words(prop)) and all(any(p == w or same_stem(p, w) for w in words) for p in parts)
+        if (parts := identifier_words(prop)) and all(said(p, words) for p in parts)
     ]
     if len(found) != 1:
         return None
@@ -236,7 +236,7 @@ def _one_group(
     model adds such columns). Another property of the first key's variable stays when the ``question`` names
     each of its words ("customers and their countries": ``c.country``)."""
     aggregated = _aggregated_names(tokens)
-    words = set(re.findall(r"[a-z]+", question.lower()))
+    words = question_words(question)
 
     def is_aggregate(a: int, b: int) -> bool:
         return has_aggregate(tokens[a:b], _AGGREGATES) or (b - a == 1 and tokens[a].value in aggregated)
@@ -244,7 +244,7 @@ def _one_group(
     def named(a: int, b: int) -> bool:
         prop = tokens[a + 2].value if b - a >= 3 and tokens[a + 1].value == "." else ""
         parts = identifier_words(prop)
-        return bool(parts) and all(any(p == w or same_stem(p, w) for w in words) for p in parts)
+        return bool(parts) and all(said(p, words) for p in parts)
 
     keys = [(a, b) for a, b in items if not is_aggregate(a, b)]
     if not keys:
