@@ -13,7 +13,16 @@ variable. Anything less certain is left to the repair call.
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.joins import Route, binds, identifier_words, question_words, route_clause, said, ways
+from kgrag.methods.text2cypher.joins import (
+    Route,
+    aliases,
+    binds,
+    identifier_words,
+    question_words,
+    route_clause,
+    said,
+    ways,
+)
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import clauses, is_word
 
@@ -26,9 +35,9 @@ def bind_counted(
     """``tokens`` with the one join a counted, unbound variable can mean (module docstring), and what was done."""
     words = question_words(question)
     named = {label for label in schema.labels if _names(label, words)}
-    aliases = {tokens[k + 1].value for k in range(len(tokens) - 1) if tokens[k].value.upper() == "AS"}
+    given = aliases(tokens)
     for k, var in _counted(tokens):
-        if var in nodes or var in rels or var in aliases or not var[0].isalpha():
+        if var in nodes or var in rels or var in given or not var[0].isalpha():
             continue
         labels = [x for x in named - set(nodes.values()) if x[0].lower() == var[0].lower()]
         if len(labels) != 1:

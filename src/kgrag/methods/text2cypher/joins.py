@@ -16,7 +16,7 @@ from collections.abc import Callable
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import clauses
+from kgrag.methods.text2cypher.scope import clauses, is_word
 
 _COMPARE = {"=", "CONTAINS", "STARTS", "ENDS", "<>"}
 
@@ -109,18 +109,14 @@ def bind_unbound_reads(
     ``p`` (a Product) is joined to a Category, by one relationship type, so ``MATCH (p)-[:PART_OF]->(c:Category)``
     is added after the MATCH that binds ``p``. With two possible labels or joins the read stays an error for the
     repair call. ``nodes`` and ``rels``: the bound node and relationship variables with their label and type."""
-    aliases = {
-        tokens[k + 1].value
-        for k in range(len(tokens) - 1)
-        if tokens[k].kind == "word" and tokens[k].value.upper() in ("AS", "UNWIND")
-    }
+    named = aliases(tokens)
     reads: dict[str, set[str]] = {}
     first: dict[str, int] = {}
     for k in range(len(tokens) - 2):
         var, dot, prop = tokens[k : k + 3]
         if var.kind != "word" or dot.value != "." or prop.kind != "word" or (k and tokens[k - 1].value in (".", ":")):
             continue
-        if var.value in nodes or var.value in rels or var.value in aliases:
+        if var.value in nodes or var.value in rels or var.value in named:
             continue
         reads.setdefault(var.value, set()).add(prop.value)
         first.setdefault(var.value, k)
@@ -193,6 +189,11 @@ def identifier_words(name: str) -> list[str]:
     return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
 
 
+def aliases(tokens: list[Token]) -> set[str]:
+    """Names the query gives with AS or UNWIND: bound, though not by a pattern."""
+    return {tokens[k + 1].value for k in range(len(tokens) - 1) if is_word(tokens[k], "AS", "UNWIND")}
+
+
 def question_words(question: str) -> set[str]:
     """The question's lower-case words, to hold label and property words against."""
     return set(re.findall(r"[a-z]+", question.lower()))
@@ -217,6 +218,7 @@ def binds(tokens: list[Token], clause, var: str) -> bool:
 
 __all__ = [
     "Route",
+    "aliases",
     "bind_unbound_reads",
     "binds",
     "drop_unused_ends",
