@@ -25,6 +25,7 @@ from kgrag.methods import get as get_method
 from kgrag.methods.base import answer_or_failure
 from kgrag.models.llm import load_llm
 
+WRITERS = ("kg_linker", "write_cypher")  # the trace steps that hold a written query (KG-Linker's or text2cypher's)
 PAIRS = Path(__file__).resolve().parents[2] / "shared" / "data" / "northwind" / "text2cypher_northwind.jsonl"
 
 
@@ -61,14 +62,8 @@ def run_one(method, ex) -> dict:
     # and its guarded run; the cypher baseline: its one query and run
     runs = [s for s in answer.trace if s.name in ("cypher", "execute")]
     step = next((s for s in runs if s.outputs.get("answered")), runs[0] if runs else None)
-    written = next(
-        (
-            s.outputs.get("opencypher") or s.outputs.get("cypher")
-            for s in answer.trace
-            if s.name in ("kg_linker", "write_cypher") and (s.outputs.get("opencypher") or s.outputs.get("cypher"))
-        ),
-        None,
-    )
+    writes = (s.outputs.get("opencypher") or s.outputs.get("cypher") for s in answer.trace if s.name in WRITERS)
+    written = next((query for query in writes if query), None)
     result_rows = step.outputs["result_rows"] if step else []
     ordered = "order by" in ex.meta["cypher"].lower()
     ok = bool(step and step.outputs["ok"])
