@@ -33,3 +33,14 @@ def parse_value(text: str):
         except ValueError:
             pass
     return {"true": True, "false": False, "none": None}.get(text.lower(), text)
+
+
+def emit_json(report: dict, *paths) -> None:
+    """Print ``report`` as indented JSON and write the same text to each of ``paths`` that is given."""
+    import json
+
+    text = json.dumps(report, indent=2) + "\n"
+    for path in paths:
+        if path:
+            path.write_text(text, "utf-8")
+    print(text)

@@ -17,7 +17,6 @@ Writes ``OUT/llm_cost.json`` (and each run's ``kgrag bench`` output under ``OUT/
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import parse_value
+from bench_common import emit_json, parse_value
 from kgrag.eval.runner import summarise
 from kgrag.eval.suite import RunOptions, run_suite
 from kgrag.eval.suite_file import find_suite, load_suite
@@ -128,11 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
         report["methods"][method] = sets
     args.out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(report, indent=2) + "\n"
-    (args.out / "llm_cost.json").write_text(text, "utf-8")
-    if args.json_out:
-        args.json_out.write_text(text, "utf-8")
-    print(text)
+    emit_json(report, args.out / "llm_cost.json", args.json_out)
     return 0
 
 

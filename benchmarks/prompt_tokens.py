@@ -18,7 +18,6 @@ gives a median of 414.5 prompt tokens here and in the run, and 220 evaluated her
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import parse_value
+from bench_common import emit_json, parse_value
 from kgrag.eval.suite import RunOptions, run_suite
 from kgrag.eval.suite_file import find_suite, load_suite
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
@@ -131,10 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                                 ),
                             }
                             print(name, report["sets"][name], file=sys.stderr)
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text, "utf-8")
-    print(text)
+    emit_json(report, args.out)
     return 0
 
 
