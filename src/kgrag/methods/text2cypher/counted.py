@@ -16,7 +16,7 @@ from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.joins import (
     Route,
     aliases,
-    binds,
+    binding_match,
     identifier_words,
     question_words,
     route_clause,
@@ -24,7 +24,7 @@ from kgrag.methods.text2cypher.joins import (
     ways,
 )
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import clauses, is_word
+from kgrag.methods.text2cypher.scope import is_word
 
 _COUNTING = {"count", "collect"}
 
@@ -50,7 +50,7 @@ def bind_counted(
         if len(found) != 1:
             continue
         bound, route = found[0]
-        binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and binds(tokens, c, bound)), None)
+        binding = binding_match(tokens, bound)
         if binding is None or binding.end > k:
             continue
         out = [*tokens[: binding.end], *route_clause(bound, route, var), *tokens[binding.end :]]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns
 from kgrag.methods.text2cypher.schema import GraphSchema
-from kgrag.methods.text2cypher.scope import clauses, is_word
+from kgrag.methods.text2cypher.scope import Clause, clauses, is_word
 
 _COMPARE = {"=", "CONTAINS", "STARTS", "ENDS", "<>"}
 
@@ -68,7 +68,7 @@ def _join(
     owner = owners.pop()
     props = {p for lab, p in where if lab == owner}
     joins = ways(schema, label, owner)
-    binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and binds(tokens, c, var)), None)
+    binding = binding_match(tokens, var)
     if len(props) != 1 or len(joins) != 1 or binding is None or binding.end > k:
         return None
     (owner_prop,), (rel, direction) = props, joins[0]
@@ -128,7 +128,7 @@ def bind_unbound_reads(
         binding = None
         if len(joins) == 1:
             bound = joins[0][0]
-            binding = next((c for c in clauses(tokens) if c.keyword == "MATCH" and binds(tokens, c, bound)), None)
+            binding = binding_match(tokens, bound)
         if binding is None or binding.end > first[var]:
             continue
         (bound, (rel, direction)), label = joins[0], labels[0]
@@ -212,15 +212,25 @@ def same_stem(a: str, b: str) -> bool:
     return common >= 4 and common >= min(len(a), len(b)) - 2
 
 
-def binds(tokens: list[Token], clause, var: str) -> bool:
-    return any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(clause.start + 1, clause.end))
+def binding_match(tokens: list[Token], var: str) -> Clause | None:
+    """The first MATCH clause that binds node variable ``var`` (``(var`` in its pattern), or None: where a join
+    for ``var`` goes."""
+    return next(
+        (
+            c
+            for c in clauses(tokens)
+            if c.keyword == "MATCH"
+            and any(tokens[i].value == var and tokens[i - 1].value == "(" for i in range(c.start + 1, c.end))
+        ),
+        None,
+    )
 
 
 __all__ = [
     "Route",
     "aliases",
     "bind_unbound_reads",
-    "binds",
+    "binding_match",
     "drop_unused_ends",
     "identifier_words",
     "join_value_owners",
