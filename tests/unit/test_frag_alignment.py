@@ -30,7 +30,7 @@ class Stems(Embedder):
     structural tests below do not depend on what a language model thinks of a word."""
 
     id = "stems"
-    dim = 64
+    dim = 1024
 
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.full((len(texts), self.dim), 1e-3, np.float32)
@@ -102,9 +102,10 @@ def test_mentions_join_out_and_back_pairs_and_hops_through_unnamed_nodes():
         for k in range(len(reach))
     }
     cast, director, starring, actor = (kg.relation_id(r) for r in ("cast member", "director", "starring", "actor"))
-    assert got["cast member>cast member_inv>director"] == ((cast,), (director,))  # "share actors", then director
-    assert got["starring>actor"] == ((starring, actor),)  # one fact behind a CVT node
-    assert got["cast member"] == ((cast,),)
+    # "share actors", then director: the pair is mention 0
+    assert got["cast member>cast member_inv>director"] == (((cast,), (director,)), (0,))
+    assert got["starring>actor"] == (((starring, actor),), ())  # one fact behind a CVT node
+    assert got["cast member"] == (((cast,),), ())
 
 
 def _first_end(reach: PatternReach) -> list[int]:
@@ -129,6 +130,17 @@ def test_alignment_keeps_one_hop_questions_short():
     kg = KnowledgeGraph.from_triples(FILMS)
     assert _best(_scores(kg, "who directed Heat", "Heat", Stems())) == "director"
     assert _best(_scores(kg, "what is the publication year of Scarface", "Scarface", Stems())) == "publication date"
+
+
+def test_an_out_and_back_pair_may_be_named_twice():
+    """'the director of X also directed which films' names the pair's relation twice; read as one mention, the
+    second 'directed' went to a third hop (director, director⁻¹, director) and that pattern won. The pair may take
+    one span or two, each reading paying its own mention costs; 'share' questions keep their one-mention reading."""
+    kg = KnowledgeGraph.from_triples(FILMS)
+    scores = _scores(kg, "the director of Heat also directed which films", "Heat", Stems())
+    assert _best(scores) == "director>director_inv", sorted(scores.items(), key=lambda x: -x[1])[:4]
+    shared = _scores(kg, "who directed the films that share cast members with Heat", "Heat", Stems())
+    assert _best(shared) == "cast member>cast member_inv>director"
 
 
 def test_alignment_follows_the_order_the_question_names_its_hops():

@@ -12,7 +12,9 @@ pattern scores the sum of those alignments less a cost per mention. A relation e
 part of the question asks for it, so the pattern's length follows from the question. Three things make a
 mention:
 
-- an out-and-back pair ``r, r⁻¹`` ("films that *share actors* with X") is one mention of ``r``;
+- an out-and-back pair ``r, r⁻¹`` ("films that *share actors* with X") is one mention of ``r``, or two when
+  the question names ``r`` twice ("the *director* of X also *directed* which films": read as one, the second
+  word went to a third hop, ``director, director⁻¹, director``, and that pattern won); the better reading counts;
 - hops through an unnamed node (a Freebase CVT: ``film.film.starring`` then ``film.performance.actor``) are one
   fact, one mention, scored with the mean of their relation vectors;
 - anything else is one mention per relation.
@@ -129,11 +131,14 @@ def relation_phrase_vectors(kg: KnowledgeGraph, embedder: Embedder, text: Relati
     return kg.resources.get(("frag_relation_phrases", embedder.id, text), build)
 
 
-def mentions(reach: PatternReach, k: int, num_relations: int, prefix: dict, through_unnamed: np.ndarray) -> tuple:
-    """The relation mentions of pattern ``k``: tuples of relation ids, out-and-back pairs and hops through
-    unnamed nodes joined (see the module docstring)."""
+def mentions(
+    reach: PatternReach, k: int, num_relations: int, prefix: dict, through_unnamed: np.ndarray
+) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """The relation mentions of pattern ``k`` (tuples of relation ids, out-and-back pairs and hops through
+    unnamed nodes joined, see the module docstring), and which of them are out-and-back pairs."""
     path = [int(p) for p in reach.patterns[k] if p >= 0]
     groups: list[tuple[int, ...]] = []
+    pairs: list[int] = []
     i = 0
     while i < len(path):
         group = [path[i] % num_relations]
@@ -142,6 +147,7 @@ def mentions(reach: PatternReach, k: int, num_relations: int, prefix: dict, thro
             nxt = path[j + 1]
             if len(group) == 1 and nxt % num_relations == group[0] and nxt != path[j]:
                 j += 1  # out and back: "shares r with"
+                pairs.append(len(groups))
                 break
             middle = prefix.get(tuple(path[: j + 1]))
             if middle is None or not through_unnamed[middle]:
@@ -150,12 +156,15 @@ def mentions(reach: PatternReach, k: int, num_relations: int, prefix: dict, thro
             j += 1
         groups.append(tuple(group))
         i = j + 1
-    return tuple(groups)
+    return tuple(groups), tuple(pairs)
 
 
-def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost: float) -> float:
-    """Highest total similarity with each mention on its own span, spans not overlapping; a mention may go
-    unaligned (0) when the question has too few words for all of them.
+def _best_assignment(
+    rows: list[np.ndarray], question: QuestionSpans, order_cost: float, apart: tuple[tuple[int, int], ...] = ()
+) -> float:
+    """Highest total similarity with each mention on its own span, spans not overlapping (and a topic mention
+    between the two spans of each mention pair in ``apart``); a mention may go unaligned (0) when the question
+    has too few words for all of them.
 
     Exact over the ``_CANDIDATES`` best spans of each mention, every combination scored at once with numpy:
     a pattern scorer runs this for each distinct mention tuple of a 3-hop search (hundreds per question)."""
@@ -185,6 +194,11 @@ def _best_assignment(rows: list[np.ndarray], question: QuestionSpans, order_cost
         ok &= ~(both & (a[:, i] < b[:, j]) & (a[:, j] < b[:, i]))
         # consecutive among the aligned mentions, in the pattern's order
         out_of_order += both & ~placed[:, i + 1 : j].any(axis=1) & (d[:, i] > d[:, j])
+    for i, j in apart:  # a topic mention between the two spans
+        between = np.zeros(len(combos), bool)
+        for t in question.topic_positions:
+            between |= ((b[:, i] <= t) & (a[:, j] > t)) | ((b[:, j] <= t) & (a[:, i] > t))
+        ok &= ~(placed[:, i] & placed[:, j] & ~between)
     if order_cost and m > 1:
         total -= order_cost * out_of_order
     return float(total[ok].max())
@@ -232,6 +246,34 @@ class SpanSimilarities:
         return self.vectors @ (vector / (np.linalg.norm(vector) or 1.0)) - self.baseline
 
 
+def _pair_readings(pairs: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The ways to read a pattern's out-and-back pairs: each is one mention ("films that *share actors* with X")
+    or two ("the *director* of X also *directed* which films"), as the positions of the pairs read twice."""
+    return [
+        tuple(p for p, t in zip(pairs, twice, strict=True) if t)
+        for twice in itertools.product((0, 1), repeat=len(pairs))
+    ]
+
+
+def _reading_score(
+    rows: list[np.ndarray], question: QuestionSpans, costs: AlignmentCosts, twice: tuple[int, ...]
+) -> float:
+    """The best alignment of one reading less its mention costs. A pair read twice takes two spans on either side
+    of the topic: one says how the topic reaches the shared entity, the other how the answer does ("the
+    *director* of X also *directed*"). Two spans on one side are usually two relations, which MiniLM may both
+    find near one ("who *directed* the films *written* by X": both near ``screenwriter``), or two words of one
+    name ("cast members")."""
+    said: list[np.ndarray] = []
+    apart: list[tuple[int, int]] = []
+    for i, row in enumerate(rows):
+        said.append(row)
+        if i in twice:
+            apart.append((len(said) - 1, len(said)))
+            said.append(row)
+    cost = costs.mention * len(said) + costs.extra_mention * max(0, len(said) - 2)
+    return _best_assignment(said, question, costs.order, tuple(apart)) - cost
+
+
 def aligned_pattern_scores(
     kg: KnowledgeGraph, sims: SpanSimilarities, reach: PatternReach, costs: AlignmentCosts
 ) -> np.ndarray:
@@ -247,10 +289,15 @@ def aligned_pattern_scores(
     for k in range(len(reach)):
         key = mentions(reach, k, n, prefix, through_unnamed)
         if key not in scored:
-            for group in key:
+            groups, pairs = key
+            for group in groups:
                 if group not in rows:
                     rows[group] = sims.mention_row(group)
-            cost = costs.mention * len(key) + costs.extra_mention * max(0, len(key) - 2)
-            scored[key] = _best_assignment([rows[g] for g in key], sims.question, costs.order) - cost
+            scored[key] = max(
+                _reading_score([rows[g] for g in groups], sims.question, costs, twice)
+                for twice in _pair_readings(pairs)
+                # a second span cannot pay a mention's cost unless it aligns better than that cost
+                if all(rows[groups[p]].max() > costs.mention for p in twice)
+            )
         out[k] = scored[key] - costs.hop * reach.lengths[k]
     return out
