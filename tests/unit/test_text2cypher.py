@@ -172,6 +172,10 @@ def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
     assert "var?" in rules["step-order-0"].split("|")[0] + rules["step-order-0"].split("|")[1]  # ORDERS: may be named
     assert 'PURCHASED" range' in rules["step-order-0"] and 'var? ":" "PURCHASED' not in rules["step-order-0"]
     assert '("," " "? item){0,5}' in rules["body"]  # at most 6 columns: the model otherwise lists properties on
+    # a query laid out over lines (as solved examples often are) may break its line before ORDER BY, LIMIT and
+    # the closing tag: where only a space was allowed, the model padded the RETURN with columns to the cap
+    assert 'sep "ORDER BY "' in rules["body"] and 'sep "LIMIT "' in rules["body"]
+    assert rules["root"] == '"<cypher>" "\\n"? query "\\n"? "</cypher>"'
     llama_cpp = pytest.importorskip("llama_cpp")
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it
 
