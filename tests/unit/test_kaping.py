@@ -115,3 +115,25 @@ def test_relation_weight_adds_the_relation_names_similarity(tmp_path):
     # best first, the fact whose relation the question names above its twin
     order = [kg.triple(int(t))[1] for t in ids if kg.heads[t] == kg.entity_id("Lyon")]
     assert order == ["film genre", "twin town"]
+
+
+def test_facts_show_dotted_relation_ids_by_the_segments_that_tell_them_apart():
+    from kgrag.retrieval.triples import facts_text, triples_as_evidence
+
+    kg = KnowledgeGraph.from_triples(
+        [
+            ("Bob Marley", "people.person.place_of_birth", "Nine Mile"),
+            ("Heat", "film.film.genre", "Crime Fiction"),
+            ("Bob Marley", "music.artist.genre", "Reggae"),
+            ("Heat", "directed_by", "Michael Mann"),
+        ]
+    )
+    evidence = triples_as_evidence(kg, np.arange(4))
+    assert facts_text(evidence).splitlines() == [
+        "1. Bob Marley place of birth Nine Mile",
+        "2. Bob Marley artist.genre Reggae",  # two "genre" relations shown: one more segment each
+        "3. Heat film.genre Crime Fiction",
+        "4. Heat directed by Michael Mann",  # an undotted name as it was
+    ]
+    assert evidence[0].relations == ["people.person.place_of_birth"]  # the evidence keeps the full id
+    assert "people.person" in evidence[0].text

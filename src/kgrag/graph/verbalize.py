@@ -19,6 +19,29 @@ def humanize(name: str) -> str:
     return name.replace("_", " ")
 
 
+def short_relation_names(names: Iterable[str]) -> dict[str, str]:
+    """Each dotted relation id shortened to its last segments, as few as keep the given names apart.
+
+    >>> short_relation_names(["film.film.genre", "music.artist.genre", "people.person.spouse_s"])
+    {'film.film.genre': 'film.genre', 'music.artist.genre': 'artist.genre', 'people.person.spouse_s': 'spouse s'}
+    """
+    names = list(dict.fromkeys(names))
+    keep = {name: 1 for name in names}
+    while True:
+        shown: dict[str, list[str]] = {}
+        for name in names:
+            shown.setdefault(".".join(name.split(".")[-keep[name] :]), []).append(name)
+        clashes = [group for group in shown.values() if len(group) > 1]
+        grown = False
+        for group in clashes:
+            for name in group:
+                if keep[name] < name.count(".") + 1:
+                    keep[name] += 1
+                    grown = True
+        if not grown:
+            return {name: humanize(".".join(name.split(".")[-keep[name] :])) for name in names}
+
+
 def relation_text(kg: KnowledgeGraph, rid: int) -> str:
     """Readable relation name; a virtual inverse reads ``"<rel> (inverse)"``."""
     name = kg.relation_name(rid)

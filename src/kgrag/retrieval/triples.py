@@ -15,7 +15,7 @@ import numpy as np
 from kgrag.graph.algorithms.neighbourhood import k_hop
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.verbalize import verbalize_triples
+from kgrag.graph.verbalize import humanize, short_relation_names, verbalize_triples
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.models.embeddings.kg_cache import KGEmbeddings
 from kgrag.types import Evidence
@@ -165,8 +165,22 @@ def triples_as_evidence(
 
 
 def facts_text(evidence: Sequence[Evidence]) -> str:
-    """Numbered fact lines for a prompt."""
-    return "\n".join(f"{i}. {ev.text}" for i, ev in enumerate(evidence, start=1)) or "(no facts found)"
+    """Numbered fact lines for a prompt. A fact's dotted relation id (Freebase's
+    ``people.person.place_of_birth``) keeps only the last segments that tell it apart from the other relations
+    shown (``place of birth``): the namespace costs the local model ~6 prompt tokens a fact and tells it nothing
+    the entities do not; the evidence objects keep the full id."""
+    single = [ev for ev in evidence if len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2]
+    short = short_relation_names(ev.relations[0] for ev in single if "." in ev.relations[0])
+
+    def line(ev: Evidence) -> str:
+        rel = ev.relations[0] if len(ev.relations) == 1 else ""
+        if rel in short and len(ev.triples) == 1 and len(ev.entities) == 2:
+            head, tail = humanize(ev.entities[0]), humanize(ev.entities[1])
+            if ev.text == f"{head} {humanize(rel)} {tail}":  # a plain verbalised triple, nothing added to it
+                return f"{head} {short[rel]} {tail}"
+        return ev.text
+
+    return "\n".join(f"{i}. {line(ev)}" for i, ev in enumerate(evidence, start=1)) or "(no facts found)"
 
 
 __all__ = ["candidate_triples", "facts_text", "rank_triples", "triples_as_evidence", "whole_facts"]

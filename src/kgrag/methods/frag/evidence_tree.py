@@ -21,12 +21,12 @@ Only frag writes its evidence this way so far; the module moves to ``retrieval/`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kgrag.graph.identifiers import looks_like_identifier
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.verbalize import humanize
+from kgrag.graph.verbalize import humanize, short_relation_names
 from kgrag.types import Evidence
 
 UNNAMED = "·"
@@ -36,29 +36,6 @@ TREE_LAYOUT = (
     f' line above it with one indent less, "A; B; C" lists entities reached the same way, and "{UNNAMED}" is an'
     " unnamed intermediate node, never an answer."
 )
-
-
-def short_relation_names(names: Iterable[str]) -> dict[str, str]:
-    """Each dotted relation id shortened to its last segments, as few as keep the given names apart.
-
-    >>> short_relation_names(["film.film.genre", "music.artist.genre", "people.person.spouse_s"])
-    {'film.film.genre': 'film.genre', 'music.artist.genre': 'artist.genre', 'people.person.spouse_s': 'spouse s'}
-    """
-    names = list(dict.fromkeys(names))
-    keep = {name: 1 for name in names}
-    while True:
-        shown: dict[str, list[str]] = {}
-        for name in names:
-            shown.setdefault(".".join(name.split(".")[-keep[name] :]), []).append(name)
-        clashes = [group for group in shown.values() if len(group) > 1]
-        grown = False
-        for group in clashes:
-            for name in group:
-                if keep[name] < name.count(".") + 1:
-                    keep[name] += 1
-                    grown = True
-        if not grown:
-            return {name: humanize(".".join(name.split(".")[-keep[name] :])) for name in names}
 
 
 @dataclass
@@ -148,4 +125,4 @@ def answer_options(evidence: Sequence[Evidence]) -> dict[str, str]:
     return options
 
 
-__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "short_relation_names"]
+__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text"]
