@@ -164,17 +164,19 @@ def triples_as_evidence(
     return out
 
 
+def _one_triple(ev: Evidence) -> bool:
+    return len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2
+
+
 def facts_text(evidence: Sequence[Evidence]) -> str:
     """Numbered fact lines for a prompt. A fact's dotted relation id (Freebase's
     ``people.person.place_of_birth``) keeps only the last segments that tell it apart from the other relations
     shown (``place of birth``): the namespace costs the local model ~6 prompt tokens a fact and tells it nothing
     the entities do not; the evidence objects keep the full id."""
-    single = [ev for ev in evidence if len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2]
-    short = short_relation_names(ev.relations[0] for ev in single if "." in ev.relations[0])
+    short = short_relation_names(ev.relations[0] for ev in evidence if _one_triple(ev) and "." in ev.relations[0])
 
     def line(ev: Evidence) -> str:
-        rel = ev.relations[0] if len(ev.relations) == 1 else ""
-        if rel in short and len(ev.triples) == 1 and len(ev.entities) == 2:
+        if _one_triple(ev) and (rel := ev.relations[0]) in short:
             head, tail = humanize(ev.entities[0]), humanize(ev.entities[1])
             if ev.text == f"{head} {humanize(rel)} {tail}":  # a plain verbalised triple, nothing added to it
                 return f"{head} {short[rel]} {tail}"
