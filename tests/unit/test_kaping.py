@@ -8,6 +8,7 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.retrieval.triples import candidate_triples, whole_facts
+from kgrag.types import Evidence
 from tests.conftest import MOVIES
 
 
@@ -137,3 +138,30 @@ def test_facts_show_dotted_relation_ids_by_the_segments_that_tell_them_apart():
     ]
     assert evidence[0].relations == ["people.person.place_of_birth"]  # the evidence keeps the full id
     assert "people.person" in evidence[0].text
+
+
+def test_grouped_facts_share_a_line_per_subject_and_relation():
+    from kgrag.retrieval.triples import facts_text, triples_as_evidence
+
+    kg = KnowledgeGraph.from_triples(
+        [
+            ("Jamaica", "location.country.languages_spoken", "Jamaican English"),
+            ("Jamaica", "location.location.containedby", "Caribbean"),
+            ("Jamaica", "location.country.languages_spoken", "Jamaican Creole"),
+            ("Heat", "directed_by", "Michael Mann"),
+            ("Heat", "starred_actors", "Al Pacino"),
+            ("Heat", "starred_actors", "Robert De Niro"),
+        ]
+    )
+    evidence = triples_as_evidence(kg, np.arange(6))
+    evidence.append(Evidence(text="count: 3", source="cypher"))
+    # each group at the place of its first fact, objects in the order they came; other evidence as it was
+    assert facts_text(evidence, grouped=True).splitlines() == [
+        "1. Jamaica languages spoken Jamaican English; Jamaican Creole",
+        "2. Jamaica containedby Caribbean",
+        "3. Heat directed by Michael Mann",
+        "4. Heat starred actors Al Pacino; Robert De Niro",
+        "5. count: 3",
+    ]
+    assert len(facts_text(evidence).splitlines()) == 7  # one line a fact unless asked
+    assert facts_text([], grouped=True) == "(no facts found)"

@@ -307,7 +307,13 @@ def ask_for_answers(
 
 
 def answer_from_facts(
-    method: Method, prompt_name: str, question: str, evidence: Sequence[Evidence], exclude: Sequence[str], **values: str
+    method: Method,
+    prompt_name: str,
+    question: str,
+    evidence: Sequence[Evidence],
+    exclude: Sequence[str],
+    grouped: bool = False,
+    **values: str,
 ) -> list[str]:
     """Ask a prompt about ``evidence`` shown as numbered ``facts``; answers are read against the evidence's entity
     names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`)."""
@@ -318,7 +324,7 @@ def answer_from_facts(
         method,
         prompt_name,
         question=question,
-        facts=facts_text(evidence),
+        facts=facts_text(evidence, grouped),
         evidence_names=evidence_entities(evidence),
         exclude=exclude,
         **values,
