@@ -347,6 +347,12 @@ def test_entities_listed_through_a_join_are_listed_once(schema):
         "MATCH (c:Category)<-[:PART_OF]-(p:Product) RETURN DISTINCT c",
     ):
         assert check_query(query, schema, "categories and their products").query == query, query
+    # ordered by another variable: after DISTINCT only c would be in scope ("Variable p is not in scope")
+    question = "Which categories have products under 10?"
+    by_other = "MATCH (c:Category)<-[:PART_OF]-(p:Product) WHERE p.unitPrice < 10 RETURN c ORDER BY p.unitPrice"
+    assert check_query(by_other, schema, question).query == by_other
+    by_alias = by_other.replace("RETURN c ORDER BY p.unitPrice", "RETURN c.categoryName AS category ORDER BY category")
+    assert check_query(by_alias, schema, question).query == by_alias.replace("RETURN", "RETURN DISTINCT")
 
 
 def test_an_alias_spelled_like_a_keyword_is_quoted(schema):

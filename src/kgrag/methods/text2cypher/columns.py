@@ -14,7 +14,7 @@ import re
 
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.patterns import word
-from kgrag.methods.text2cypher.scope import comma_joined, final_return, is_keyword, split_at
+from kgrag.methods.text2cypher.scope import comma_joined, final_return, is_keyword, names_read, split_at
 
 _IDENTIFIER = re.compile(r"(^id$|[a-z0-9](ID|Id)$|_id$)")
 _ASKS_FOR_ID = re.compile(r"\b(ids?|identifiers?|codes?|numbers?|keys?)\b", re.I)
@@ -73,6 +73,9 @@ def names_for_ids(
     return [*tokens[:start], *comma_joined(kept), *tokens[end:]], done
 
 
+_TAIL_WORDS = frozenset({"ORDER", "BY", "SKIP", "LIMIT"})  # what follows a RETURN's items besides expressions
+
+
 def distinct_entities(
     tokens: list[Token], nodes: dict[str, str], names: dict[str, str]
 ) -> tuple[list[Token], list[str]]:
@@ -82,16 +85,21 @@ def distinct_entities(
     10 RETURN c.categoryName`` lists a category once per matching product. A question asking which entities
     wants each once; when the RETURN is that entity alone (the node or its name, nothing aggregated) and the
     pattern binds another node it fans out over, DISTINCT says so. A value column (a price, a date) is left as
-    written: equal values of different nodes are rows of their own."""
+    written: equal values of different nodes are rows of their own. Nor is DISTINCT added when ORDER BY reads
+    another variable (``RETURN o ORDER BY r.quantity``): after DISTINCT only what is returned is in scope, and the
+    engine would reject a query that runs without it."""
     found = _final_items(tokens)
     if found is None or found[1] != found[0] + 1 or len(found[3]) != 1:  # DISTINCT already, or several items
         return tokens, []
-    ret, start, _, ((a, b),) = found
+    ret, start, end, ((a, b),) = found
     alias = b - a > 2 and is_keyword(tokens, b - 2, "AS")
     var = entity_item(tokens[a : b - 2 if alias else b], nodes, names)
     others = [v for v in nodes if v != var]
     anonymous = any(tokens[k].value == "(" and k + 1 < len(tokens) and tokens[k + 1].value == ":" for k in range(ret))
     if var is None or not (others or anonymous):
+        return tokens, []
+    ordered_by = {n for n in names_read(tokens, end, len(tokens)) if n.upper() not in _TAIL_WORDS}
+    if ordered_by - {var, tokens[b - 1].value if alias else var}:
         return tokens, []
     return [*tokens[:start], Token("word", "DISTINCT", True), *tokens[start:]], [f"{var} listed once each: DISTINCT"]
 

@@ -118,7 +118,7 @@ def split_at(tokens: list[Token], start: int, end: int, separator: str) -> list[
     return [(a, b) for a, b in parts if a < b]
 
 
-def _names(tokens: list[Token], start: int, end: int) -> set[str]:
+def names_read(tokens: list[Token], start: int, end: int) -> set[str]:
     """Variables an expression reads: words not after a ``.`` or ``:``, not called, not keywords."""
     out = set()
     for k in range(start, end):
@@ -176,7 +176,7 @@ def _bound_before(tokens: list[Token], parts: list[Clause], index: int) -> set[s
     out: set[str] = set()
     for clause in parts[:index]:
         if clause.keyword == "MATCH":
-            out |= _names(tokens, clause.start + 1, clause.end)
+            out |= names_read(tokens, clause.start + 1, clause.end)
     return out
 
 
@@ -195,7 +195,11 @@ def move_filters_before_with(tokens: list[Token]) -> tuple[list[Token], bool]:
         conjuncts = split_at(tokens, where.start + 1, where.end, "AND")
         if len(split_at(tokens, where.start + 1, where.end, "OR")) > 1:
             continue
-        moved = [(a, b) for a, b in conjuncts if _names(tokens, a, b) & dropped and not _names(tokens, a, b) & carried]
+        moved = [
+            (a, b)
+            for a, b in conjuncts
+            if names_read(tokens, a, b) & dropped and not names_read(tokens, a, b) & carried
+        ]
         if not moved:
             continue
         kept = [(a, b) for a, b in conjuncts if (a, b) not in moved]
@@ -297,6 +301,7 @@ __all__ = [
     "is_keyword",
     "is_word",
     "move_filters_before_with",
+    "names_read",
     "reuse_aliases",
     "split_at",
 ]
