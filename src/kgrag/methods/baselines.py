@@ -108,7 +108,9 @@ class Kaping(Method):
             return [], evidence
         with trace.step("answer") as step:
             exclude = [self.kg.entities[t] for t in topics]
-            answers = answer_from_facts(self, "kaping_answer", question, evidence, exclude, self.config.grouped_facts)
+            answers = answer_from_facts(
+                self, "kaping_answer", question, evidence, exclude, grouped=self.config.grouped_facts
+            )
             step.outputs["answers"] = answers
         return answers, evidence
 
