@@ -21,12 +21,17 @@ def kg(tmp_path_factory) -> KnowledgeGraph:
     return KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path_factory.mktemp("kg") / "kg"))
 
 
-def test_the_reply_names_an_option_in_range_or_none():
-    assert read_choice("2", "<walk>2</walk>", 3) == 1
-    assert read_choice(None, "I would take walk 3.", 3) == 2
-    assert read_choice(None, "walk 7", 3) is None
-    assert read_choice(None, "none of them", 3) is None
-    assert walk_grammar(3) == 'root ::= "<walk>" ("1" | "2" | "3") "</walk>"'
+def test_the_reply_copies_a_walk_or_names_its_number_else_none():
+    lines = ["Heat -[directed by]-> Michael Mann", 'Heat -[starred actors]-> Al "Pacino"']
+    assert read_choice("Heat  -[directed by]->\nMichael Mann", "", lines) == 0
+    assert read_choice(None, "walk 2.", lines) == 1
+    assert read_choice(None, "walk 7", lines) is None
+    assert read_choice("Heat -[directed by]-> Ridley Scott", "", lines) is None
+    assert read_choice(None, "I would take the one with Al Pacino, 2 of them", lines) is None
+    assert walk_grammar(lines) == (
+        'root ::= "<walk>" ("Heat -[directed by]-> Michael Mann" | '
+        '"Heat -[starred actors]-> Al \\"Pacino\\"") "</walk>"'
+    )
 
 
 def _frag(kg: KnowledgeGraph, reply: str, mode: str, answer: str = "<answers>Michael Mann"):
@@ -41,7 +46,7 @@ def _choice(answer) -> dict:
 
 
 def test_the_answer_call_reads_only_the_chosen_pattern(kg):
-    frag, _ = _frag(kg, "<walk>2</walk>", "narrow")
+    frag, _ = _frag(kg, "<walk>Heat -[starred actors]-> Al Pacino <-[starred actors]- The Insider</walk>", "narrow")
     answer = frag.answer(QUESTION, ["Heat"])
     choice = _choice(answer)
     assert choice["chosen"] == 2 and len(choice["walks"]) >= 2
