@@ -46,7 +46,7 @@ def _choice(answer) -> dict:
 
 
 def test_the_answer_call_reads_only_the_chosen_pattern(kg):
-    frag, _ = _frag(kg, "<walk>Heat -[starred actors]-> Al Pacino <-[starred actors]- The Insider</walk>", "narrow")
+    frag, _ = _frag(kg, "<walk>Heat -[starred actors]-> Al Pacino <-[starred actors]- answer: The Insider</walk>", "narrow")
     answer = frag.answer(QUESTION, ["Heat"])
     choice = _choice(answer)
     assert choice["chosen"] == 2 and len(choice["walks"]) >= 2

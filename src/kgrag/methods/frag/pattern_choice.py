@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.graph.verbalize import humanize
 from kgrag.methods.base import use_grammar
 from kgrag.methods.frag.evidence_tree import compact_paths_text
 from kgrag.methods.frag.patterns import PatternReach, paths_to
@@ -28,9 +29,20 @@ if TYPE_CHECKING:
     from kgrag.methods.frag import Frag
 
 
+ANSWER_MARK = "answer: "
+
+
 def walk_line(kg: KnowledgeGraph, example: Evidence) -> str:
-    """One pattern as its example path on one line."""
-    return " ".join(line.strip() for line in compact_paths_text(kg, [example]).splitlines())
+    """One pattern as its example path on one line, its end marked as the answer it gives.
+
+    The mark makes stopping a choice of its own: walks that go on from another walk's end share its text up
+    to there, and copying the shorter one means writing the end tag where the longer one goes on — a step the
+    1.5B model rarely takes. Unmarked, renamed MetaQA's 1-hop questions got their 2-hop extensions (the films'
+    other actors for "what does X act in"): the chosen pattern's ends answered 0.23 of the first 30. Marked,
+    the walks part where the answer starts, and the model chooses what the answer is."""
+    text = " ".join(line.strip() for line in compact_paths_text(kg, [example]).splitlines())
+    end = humanize(example.entities[-1])
+    return text[: -len(end)] + ANSWER_MARK + end if text.endswith(end) else text
 
 
 def walk_grammar(lines: Sequence[str]) -> str:
