@@ -37,7 +37,8 @@ def test_the_reply_copies_a_walk_or_names_its_number_else_none():
 def _frag(kg: KnowledgeGraph, reply: str, mode: str, answer: str = "<answers>Michael Mann"):
     rules = [{"prompt": "frag_pattern", "response": reply}, {"prompt": "frag_answer", "response": answer}]
     llm = ScriptedLLM({"rules": rules})
-    frag = get_method("frag")(kg, llm=llm, embedder=load_embedder("static"), grounding="none", pattern_choice=mode)
+    settings = {"grounding": "none", "pattern_choice": mode, "choose_answers": "on"}
+    frag = get_method("frag")(kg, llm=llm, embedder=load_embedder("static"), **settings)
     return frag, llm
 
 
@@ -53,7 +54,11 @@ def test_the_answer_call_reads_only_the_chosen_pattern(kg):
     assert all(w.startswith("Heat ") for w in choice["walks"])
     patterns = {tuple(ev.relations) for ev in answer.evidence}
     assert len(patterns) == 1
-    assert answer.usage.llm_calls == 2 and answer.answers == ["Michael Mann"]
+    assert answer.usage.llm_calls == 2
+    # the answer call chooses among the chosen pattern's ends only (Michael Mann is on no path of it)
+    ends = {ev.entities[-1] for ev in answer.evidence}
+    assert next(s for s in answer.trace if s.name == "answer").outputs["choices"] == len(ends)
+    assert answer.answers == []
     # the second walk shown is the pattern the evidence follows
     assert patterns == {("starred_actors", "starred_actors")}
     assert choice["walks"][1].count("[starred actors]") == 2

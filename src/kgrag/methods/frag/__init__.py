@@ -358,8 +358,8 @@ class Frag(Method):
         evidence, hops = self._retrieve(question, topic_entities, trace, for_answer=True)
         if self._skip_answer_call(topic_entities, trace):
             return [], evidence
-        ends = picked_ends(trace.steps, evidence) if self.config.pattern_choice == "answer" else None
-        if ends is not None:
+        ends = picked_ends(trace.steps, evidence)
+        if ends is not None and self.config.pattern_choice == "answer":
             with trace.step("answer") as step:
                 step.outputs.update({"answers": ends, "from": "the ends of the chosen pattern"})
             return ends, evidence
@@ -374,6 +374,8 @@ class Frag(Method):
             tree = layout == "tree"
             step.outputs["evidence_format"] = layout
             options = answer_options(evidence) if tree and self._choose_answers() else {}
+            if ends is not None:  # a chosen pattern: its ends are the candidates, not the nodes on the way
+                options = {label: name for label, name in options.items() if name in ends}
             step.outputs["choices"] = len(options)
             answers = ask_for_answers(
                 self,

@@ -54,7 +54,8 @@ class FragConfig(MethodConfig):
     # 0.80 -> 0.93 / 0.80 / 0.93 at 460 -> 295 prompt tokens, WebQSP proxy 0.67 either way at 599 -> 415
     answer_margin: Annotated[float | None, ClientRange(0, 10)] = 0.1
     # zero-shot, one LLM call may first choose among the best-ranked patterns (methods/frag/pattern_choice.py):
-    # "narrow": the answer call then reads only the chosen pattern's paths; "answer": the chosen pattern's ends
+    # "narrow": the answer call then reads only the chosen pattern's paths and chooses among their ends (with
+    # choose_answers); "answer": the chosen pattern's ends
     # are the answers (no answer call); "none": the ranking alone decides
     pattern_choice: Literal["none", "narrow", "answer"] = "none"
     pattern_options: Annotated[int, ClientRange(2, 9)] = 4

@@ -94,7 +94,8 @@ def pick_pattern(
 
 def picked_ends(steps: Sequence[Step], evidence: Sequence[Evidence]) -> list[str] | None:
     """With a pattern chosen (a ``rank_paths`` step that records one), the ends of its paths, best first: the
-    answers of ``pattern_choice="answer"``; None when no pattern was chosen."""
+    answers of ``pattern_choice="answer"``, the names ``narrow``'s answer call chooses from; None when no
+    pattern was chosen."""
     for step in steps:
         if step.name == "rank_paths" and (step.outputs.get("pattern_choice") or {}).get("chosen"):
             return list(dict.fromkeys(ev.entities[-1] for ev in evidence if ev.entities))
