@@ -41,7 +41,6 @@ from kgrag.methods.base import (
 from kgrag.methods.frag.alignment import AlignmentCosts, RelationText, SpanSimilarities, aligned_pattern_scores
 from kgrag.methods.frag.config import FragConfig
 from kgrag.methods.frag.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
-from kgrag.methods.frag.pattern_choice import pick_pattern, picked_ends
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
@@ -201,12 +200,10 @@ class Frag(Method):
         routed: bool = True,
         room: int | None = None,
         margin: float | None = None,
-        only: int | None = None,
     ) -> list[tuple[int, np.ndarray]]:
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
         each pattern taking at most ``zero_shot_pattern_share`` of what is left), stopping at the first pattern
-        that scores more than ``margin`` below the best one taken (``only``: that pattern alone); PPR breaks ties
-        inside a pattern."""
+        that scores more than ``margin`` below the best one taken; PPR breaks ties inside a pattern."""
         cfg = self.config
         chosen: list[tuple[int, np.ndarray]] = []
         # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
@@ -215,7 +212,7 @@ class Frag(Method):
         room = room or (cfg.top_paths if routed else cfg.zero_shot_paths)
         share = 1.0 if routed else cfg.zero_shot_pattern_share
         ppr = None
-        for k in np.argsort(-scores, kind="stable") if only is None else [only]:
+        for k in np.argsort(-scores, kind="stable"):
             if room <= 0 or (chosen and margin is not None and scores[k] < scores[chosen[0][0]] - margin):
                 break
             ends = reach.endpoints(int(k))
@@ -273,10 +270,7 @@ class Frag(Method):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
             margin = cfg.answer_margin if for_answer and not routed else None
-            picked = None
-            if for_answer and not routed and cfg.pattern_choice != "none":
-                picked = pick_pattern(self, question, topics, reach, scores, step.outputs)
-            chosen = self._choose(topics, reach, scores, routed, room, margin, only=picked)
+            chosen = self._choose(topics, reach, scores, routed, room, margin)
             parts, part_scores = [], []
             for k, ends in chosen:
                 paths = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
@@ -358,11 +352,6 @@ class Frag(Method):
         evidence, hops = self._retrieve(question, topic_entities, trace, for_answer=True)
         if self._skip_answer_call(topic_entities, trace):
             return [], evidence
-        ends = picked_ends(trace.steps, evidence)
-        if ends is not None and self.config.pattern_choice == "answer":
-            with trace.step("answer") as step:
-                step.outputs.update({"answers": ends, "from": "the ends of the chosen pattern"})
-            return ends, evidence
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
@@ -374,8 +363,6 @@ class Frag(Method):
             tree = layout == "tree"
             step.outputs["evidence_format"] = layout
             options = answer_options(evidence) if tree and self._choose_answers() else {}
-            if ends is not None:  # a chosen pattern: its ends are the candidates, not the nodes on the way
-                options = {label: name for label, name in options.items() if name in ends}
             step.outputs["choices"] = len(options)
             answers = ask_for_answers(
                 self,

@@ -53,12 +53,6 @@ class FragConfig(MethodConfig):
     # per hop / 15 each / first 100): renamed MetaQA 0.82 -> 0.80, university / family / catalogue 0.87 / 0.87 /
     # 0.80 -> 0.93 / 0.80 / 0.93 at 460 -> 295 prompt tokens, WebQSP proxy 0.67 either way at 599 -> 415
     answer_margin: Annotated[float | None, ClientRange(0, 10)] = 0.1
-    # zero-shot, one LLM call may first choose among the best-ranked patterns (methods/frag/pattern_choice.py):
-    # "narrow": the answer call then reads only the chosen pattern's paths and chooses among their ends (with
-    # choose_answers); "answer": the chosen pattern's ends
-    # are the answers (no answer call); "none": the ranking alone decides
-    pattern_choice: Literal["none", "narrow", "answer"] = "none"
-    pattern_options: Annotated[int, ClientRange(2, 9)] = 4
     # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
     # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
     # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
