@@ -176,6 +176,11 @@ def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
     # the closing tag: where only a space was allowed, the model padded the RETURN with columns to the cap
     assert 'sep "ORDER BY "' in rules["body"] and 'sep "LIMIT "' in rules["body"]
     assert rules["root"] == '"<cypher>" "\\n"? query "\\n"? "</cypher>"'
+    # no aggregate in a WHERE condition (Cypher aggregates in WITH and RETURN), and no exists(): the grammar has no
+    # pattern predicates to put in it
+    assert '"WHERE " wcond' in rules["clause"] and "rowfunc" in rules["wterm"] and " func" not in rules["wterm"]
+    assert '"avg"' in rules["func"] and '"avg"' not in rules["rowfunc"] and '"toFloat"' in rules["rowfunc"]
+    assert "exists" not in grammar
     llama_cpp = pytest.importorskip("llama_cpp")
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it
 
