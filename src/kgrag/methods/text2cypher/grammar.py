@@ -23,12 +23,12 @@ import json
 import re
 
 from kgrag.methods.text2cypher.schema import GraphSchema, RelationshipType
+from kgrag.methods.text2cypher.scope import AGGREGATES
 
-AGGREGATES = ["count", "sum", "avg", "min", "max", "collect"]
 # no ``exists``: the grammar has no pattern predicates, and ``exists((a)-[:R]->(b))`` came out as a
 # parenthesised list expression the engine rejected (Northwind dev, with examples)
 FUNCTIONS = [
-    *AGGREGATES,
+    *sorted(AGGREGATES),
     "size", "round", "abs", "toFloat", "toInteger", "toString", "toLower", "toUpper", "trim", "coalesce", "length",
     "head", "last", "labels", "type",
 ]  # fmt: skip
