@@ -73,9 +73,6 @@ def names_for_ids(
     return [*tokens[:start], *comma_joined(kept), *tokens[end:]], done
 
 
-_TAIL_WORDS = frozenset({"ORDER", "BY", "SKIP", "LIMIT"})  # what follows a RETURN's items besides expressions
-
-
 def distinct_entities(
     tokens: list[Token], nodes: dict[str, str], names: dict[str, str]
 ) -> tuple[list[Token], list[str]]:
@@ -98,8 +95,7 @@ def distinct_entities(
     anonymous = any(tokens[k].value == "(" and k + 1 < len(tokens) and tokens[k + 1].value == ":" for k in range(ret))
     if var is None or not (others or anonymous):
         return tokens, []
-    ordered_by = {n for n in names_read(tokens, end, len(tokens)) if n.upper() not in _TAIL_WORDS}
-    if ordered_by - {var, tokens[b - 1].value if alias else var}:
+    if names_read(tokens, end, len(tokens)) - {var, tokens[b - 1].value if alias else var}:
         return tokens, []
     return [*tokens[:start], Token("word", "DISTINCT", True), *tokens[start:]], [f"{var} listed once each: DISTINCT"]
 

@@ -119,11 +119,14 @@ def split_at(tokens: list[Token], start: int, end: int, separator: str) -> list[
 
 
 def names_read(tokens: list[Token], start: int, end: int) -> set[str]:
-    """Variables an expression reads: words not after a ``.`` or ``:``, not called, not keywords."""
+    """Variables an expression reads: words not after a ``.`` or ``:``, not called, not keywords — nor the
+    ORDER BY / SKIP / LIMIT that may end a RETURN or WITH body (a quoted alias spelled so is a name)."""
     out = set()
     for k in range(start, end):
         tok = tokens[k]
         if tok.kind not in ("word", "name") or tok.value.upper() in _KEYWORDS:
+            continue
+        if is_keyword(tokens, k, "ORDER", "BY", "SKIP", "LIMIT"):
             continue
         if k and tokens[k - 1].kind == "punct" and tokens[k - 1].value in (".", ":"):
             continue
