@@ -47,6 +47,7 @@ from kgrag.methods.text2cypher import Text2Cypher
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts import load_prompt
 from kgrag.prompts.tags import split_items
+from kgrag.retrieval.evidence_tree import TREE_LAYOUT
 from kgrag.retrieval.graph_query import fit_relation_types, rows_as_evidence, run_recorded
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
 from kgrag.retrieval.topics import resolve_topics
@@ -140,7 +141,8 @@ class BYOKG(Method):
                 self,
                 "byokg_answer",
                 question=question,
-                context=numbered(shown),
+                context=numbered(shown) if cfg.evidence_format == "lines" else context.tree_text(self.kg, shown),
+                layout=TREE_LAYOUT if cfg.evidence_format == "tree" else "",
                 evidence_names=evidence_entities(shown),
                 exclude=topic_entities,
             )

@@ -22,6 +22,9 @@ class BYOKGConfig(MethodConfig):
         30  # evidence lines shown to KG-Linker and to the final answer call
     )
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
+    # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
+    # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line
+    evidence_format: Literal["tree", "lines"] = "lines"
     schema_relations: Annotated[int, ClientRange(1, 200)] = (
         40  # relations listed in the KG-Linker prompt (most relevant first when more)
     )

@@ -88,7 +88,7 @@ class FragConfig(MethodConfig):
     # pattern is too often not the question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73
     # with "none", the same model replies)
     grounding: Literal["auto", "pattern", "paths", "none"] = "auto"
-    # how the answer call reads the paths: "tree" writes each shared prefix once (methods/frag/evidence_tree.py),
+    # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
     # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
     # where trained models rank them (MetaQA as shipped; first 30 per hop: 1.00 / 0.93 / 0.97 either way, median

@@ -6,7 +6,7 @@ import itertools
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import short_relation_names, verbalize_path
-from kgrag.methods.frag.evidence_tree import answer_options, compact_paths_text
+from kgrag.retrieval.evidence_tree import answer_options, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence
 from kgrag.types import Evidence
 

@@ -8,7 +8,8 @@ segments that tell it apart from the other relations shown (``people.person.prof
 An unnamed intermediate node (a Freebase CVT, named by its identifier) is written ``·``: it is never an answer
 and its identifier means nothing to the model.
 
-Only frag writes its evidence this way so far; the module moves to ``retrieval/`` when a second method does.
+frag writes its paths this way; byokg first re-reads the facts it gathered as paths from the question's
+entities (:func:`rooted_paths`), so that a two-hop chain spread over two numbered facts reads as one line.
 
 ::
 
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.identifiers import looks_like_identifier
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.verbalize import humanize, short_relation_names
+from kgrag.graph.verbalize import humanize, short_relation_names, verbalize_path
 from kgrag.types import Evidence
 
 UNNAMED = "·"
@@ -125,4 +126,65 @@ def answer_options(evidence: Sequence[Evidence]) -> dict[str, str]:
     return options
 
 
-__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text"]
+def rooted_paths(
+    kg: KnowledgeGraph, evidence: Sequence[Evidence], anchors: Sequence[int], *, max_hops: int = 3
+) -> tuple[list[Evidence], list[Evidence]]:
+    """The KG facts of ``evidence`` re-read as paths from ``anchors`` (the question's entities): (paths, rest).
+
+    A method that gathers single facts (byokg's strategies, a triple ranking) hands the answer call a two-hop
+    chain as two numbered lines, often far apart; the 1.5B model then answers from a fact that names the right
+    relation on the wrong entity ("Who teaches the prerequisite of Distributed Systems?" → the lecturer of
+    another course's prerequisite). Here every triple of the evidence (a path's one by one) hangs under its end
+    nearer to an anchor, nearness found breadth-first over the evidence's own triples in evidence order, so the
+    better-ranked facts lay out the tree, and becomes the path from that anchor through it: written as a tree
+    (:func:`compact_paths_text`), the chain reads as one line. ``rest`` holds, in their order, the evidence
+    that is no KG fact (a Cypher row) and, as single facts, the triples no anchor reaches within ``max_hops``.
+    """
+    order: list[int] = list(dict.fromkeys(t for ev in evidence for t in ev.triples))
+    touching: dict[int, list[int]] = {}
+    for t in order:
+        for node in dict.fromkeys((int(kg.heads[t]), int(kg.tails[t]))):
+            touching.setdefault(node, []).append(t)
+    parent: dict[int, tuple[int, int] | None] = dict.fromkeys(anchors)  # node -> (triple, node it came from)
+    depth = dict.fromkeys(parent, 0)
+    frontier = list(parent)
+    while frontier:
+        reached = []
+        for node in frontier:
+            for t in touching.get(node, []) if depth[node] < max_hops else []:
+                other = int(kg.tails[t]) if int(kg.heads[t]) == node else int(kg.heads[t])
+                if other not in depth:
+                    depth[other], parent[other] = depth[node] + 1, (t, node)
+                    reached.append(other)
+        frontier = reached
+    paths: list[Evidence] = []
+    unplaced: list[int] = []
+    for t in order:
+        head, tail = int(kg.heads[t]), int(kg.tails[t])
+        ends = [n for n in (head, tail) if n in depth and depth[n] < max_hops]
+        if not ends or head == tail:
+            unplaced.append(t)
+            continue
+        near = min(ends, key=lambda n: depth[n])
+        nodes, edges = [near], []
+        while (step := parent[nodes[0]]) is not None:
+            edges.insert(0, step[0])
+            nodes.insert(0, step[1])
+        paths.append(_as_evidence(kg, [*nodes, tail if near == head else head], [*edges, t]))
+    rest = [ev for ev in evidence if not ev.triples] + [
+        _as_evidence(kg, [int(kg.heads[t]), int(kg.tails[t])], [t]) for t in unplaced
+    ]
+    return paths, rest
+
+
+def _as_evidence(kg: KnowledgeGraph, nodes: list[int], edges: list[int]) -> Evidence:
+    return Evidence(
+        text=verbalize_path(kg, nodes, edges),
+        entities=[kg.entities[n] for n in nodes],
+        relations=[kg.relations[int(kg.rels[t])] for t in edges],
+        triples=list(edges),
+        source="rooted",
+    )
+
+
+__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "rooted_paths"]
