@@ -6,7 +6,7 @@ import itertools
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import short_relation_names, verbalize_path
-from kgrag.retrieval.evidence_tree import answer_options, compact_paths_text
+from kgrag.retrieval.evidence_tree import answer_options, compact_paths_text, rooted_paths
 from kgrag.retrieval.paths import paths_as_evidence
 from kgrag.types import Evidence
 
@@ -102,3 +102,45 @@ def test_relation_ids_keep_the_segments_that_tell_them_apart():
         "a.film.genre": "a.film.genre",
         "b.film.genre": "b.film.genre",
     }
+
+
+def test_facts_are_re_read_as_paths_from_the_question_entities():
+    written = [
+        ("Linear Algebra", "taught by", "Peter Novak"),
+        ("Operating Systems", "taught by", "Kenji Sato"),  # the second hop first, as a ranking may have it
+        ("Signal Processing", "prerequisite", "Linear Algebra"),  # another course's chain in between
+        ("Distributed Systems", "taught by", "Kenji Sato"),
+        ("Distributed Systems", "prerequisite", "Operating Systems"),
+        ("Kenji Sato", "alma mater", "Kyoto University"),
+        ("Kyoto University", "located in", "Kyoto"),
+        ("Loop", "same as", "Loop"),
+    ]
+    kg = KnowledgeGraph.from_triples(written)
+    tid = {kg.triple(t): t for t in range(kg.num_triples)}
+    facts = [Evidence(text=" ".join(f), entities=[f[0], f[2]], triples=[tid[f]]) for f in written]
+    rows = [Evidence(text="count: 2", source="cypher")]
+    paths, rest = rooted_paths(kg, facts + rows, [kg.entity_id("Distributed Systems")], max_hops=2)
+    texts = [ev.text for ev in paths]
+    # every fact the question entity reaches becomes the path from it; a fact reached two ways, from its nearer end
+    assert texts == [
+        "Distributed Systems -[prerequisite]-> Operating Systems -[taught by]-> Kenji Sato",
+        "Distributed Systems -[taught by]-> Kenji Sato",
+        "Distributed Systems -[prerequisite]-> Operating Systems",
+        "Distributed Systems -[taught by]-> Kenji Sato -[alma mater]-> Kyoto University",
+    ]
+    assert all(len(ev.entities) == len(ev.triples) + 1 == len(ev.relations) + 1 for ev in paths)
+    # the rest keeps non-KG rows first, then facts out of reach (another course's chain, beyond max_hops, a loop)
+    assert [ev.text for ev in rest] == [
+        "count: 2",
+        "Linear Algebra -[taught by]-> Peter Novak",
+        "Signal Processing -[prerequisite]-> Linear Algebra",
+        "Kyoto University -[located in]-> Kyoto",
+        "Loop -[same as]-> Loop",
+    ]
+    assert compact_paths_text(kg, paths).splitlines() == [
+        "Distributed Systems",
+        "  -[prerequisite]-> Operating Systems -[taught by]-> Kenji Sato",
+        "  -[taught by]-> Kenji Sato -[alma mater]-> Kyoto University",
+    ]
+    # no anchor, or one the facts never name: nothing is rooted, nothing is lost
+    assert rooted_paths(kg, facts, [])[0] == [] and len(rooted_paths(kg, facts, [])[1]) == len(facts)
