@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
@@ -165,3 +167,17 @@ def test_grouped_facts_share_a_line_per_subject_and_relation():
     ]
     assert len(facts_text(evidence).splitlines()) == 7  # one line a fact unless asked
     assert facts_text([], grouped=True) == "(no facts found)"
+
+
+def test_the_tree_layout_shows_a_two_hop_chain_from_the_topic_as_one_line(tmp_path):
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    chain = "-[directed by]-> Michael Mann <-[directed by]- "  # Heat's director's other films, read on from Heat
+    rule = {"prompt": "kaping_answer", "match": re.escape(chain), "response": "<answers>The Insider</answers>"}
+    llm = ScriptedLLM({"rules": [rule], "default": "<answers>Heat</answers>"})
+    question = "which films share the director of Heat"
+    method = get_method("kaping")(kg, llm=llm, top_k=6, evidence_format="tree")
+    answer = method.answer(question, ["Heat"])
+    assert answer.answers == ["The Insider"]
+    # the grouped layout (the default) writes the same facts one by one: the scripted rule does not match it
+    grouped = get_method("kaping")(kg, llm=llm, top_k=6).answer(question, ["Heat"])
+    assert grouped.answers != ["The Insider"]

@@ -312,19 +312,33 @@ def answer_from_facts(
     question: str,
     evidence: Sequence[Evidence],
     exclude: Sequence[str],
-    grouped: bool = False,
+    layout: str = "lines",
+    anchors: Sequence[int] = (),
     **values: str,
 ) -> list[str]:
-    """Ask a prompt about ``evidence`` shown as numbered ``facts``; answers are read against the evidence's entity
-    names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`)."""
+    """Ask a prompt about ``evidence`` shown as ``facts``; answers are read against the evidence's entity
+    names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`).
+
+    ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line) or
+    "tree" (paths from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
+    reads it from ``facts_intro``."""
     from kgrag.linking.answers import name_unnamed_answers
+    from kgrag.retrieval.evidence_tree import TREE_LAYOUT, rooted_tree_text
     from kgrag.retrieval.triples import facts_text
 
+    if layout == "tree":
+        facts = rooted_tree_text(method.kg, evidence, anchors)
+        arrows = '"A -[r]-> B": A r B; "A <-[r]- B": B r A'
+        intro = f"Facts, as paths from the question's entities ({arrows}).{TREE_LAYOUT}"
+    else:
+        facts = facts_text(evidence, grouped=layout == "grouped")
+        intro = 'Facts (one per line, "subject relation object"):'
     answers = ask_for_answers(
         method,
         prompt_name,
         question=question,
-        facts=facts_text(evidence, grouped),
+        facts=facts,
+        facts_intro=intro,
         evidence_names=evidence_entities(evidence),
         exclude=exclude,
         **values,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Annotated
+from typing import Annotated, Literal
 
 from kgrag.methods.base import (
     Method,
@@ -62,12 +62,13 @@ class KapingConfig(MethodConfig):
     # 0.999 / 0.879 / 0.121 and 0.814 with 0, 0.999 / 0.899 / 0.121 and 0.814 with 0.3, 0.904 and 0.805 (300 q)
     # with 0.5; the Freebase sample's demo question needs both hops and gets its second from 0.3 on (not at 0.25)
     relation_weight: Annotated[float, ClientRange(0, 2)] = 0.3
-    # facts that share subject and relation on one line ("Jamaica languages spoken A; B; C"): fewer tokens to read.
-    # Dev, default local model, against one fact a line: WebQSP proxy first 100 Hit@1 0.69 either way (+2 / -2),
-    # 664 -> 444 evaluated prompt tokens (median); MetaQA first 30 per hop 0.97 / 0.63 / 0.63 -> 1.00 / 0.67 /
-    # 0.63 (+2 / -0) at 272 / 355 / 772 -> 190 / 280 / 738; university / family / catalogue 0.73 / 0.93 / 0.73 ->
-    # 0.73 / 0.87 / 0.87
-    grouped_facts: bool = True
+    # how the answer call reads the facts: "grouped" writes those that share subject and relation on one line
+    # ("Jamaica languages spoken A; B; C"), "lines" one fact a line, "tree" the facts re-read as paths from the
+    # topic entities, each shared prefix once (retrieval/evidence_tree.py). Grouped against lines, dev, default
+    # local model: WebQSP proxy first 100 Hit@1 0.69 either way (+2 / -2), 664 -> 444 evaluated prompt tokens
+    # (median); MetaQA first 30 per hop 0.97 / 0.63 / 0.63 -> 1.00 / 0.67 / 0.63 (+2 / -0) at 272 / 355 / 772 ->
+    # 190 / 280 / 738; university / family / catalogue 0.73 / 0.93 / 0.73 -> 0.73 / 0.87 / 0.87
+    evidence_format: Literal["grouped", "lines", "tree"] = "grouped"
     embedder: ModelSetting = "minilm"
 
 
@@ -109,7 +110,7 @@ class Kaping(Method):
         with trace.step("answer") as step:
             exclude = [self.kg.entities[t] for t in topics]
             answers = answer_from_facts(
-                self, "kaping_answer", question, evidence, exclude, grouped=self.config.grouped_facts
+                self, "kaping_answer", question, evidence, exclude, layout=self.config.evidence_format, anchors=topics
             )
             step.outputs["answers"] = answers
         return answers, evidence

@@ -177,6 +177,16 @@ def rooted_paths(
     return paths, rest
 
 
+def rooted_tree_text(kg: KnowledgeGraph, evidence: Sequence[Evidence], anchors: Sequence[int]) -> str:
+    """``evidence`` as a prompt reads it rooted at ``anchors``: rows that are no KG fact first (a query's rows
+    answer the question as asked), then the tree of paths from the anchors, then the facts no anchor reaches."""
+    paths, rest = rooted_paths(kg, evidence, anchors)
+    rows = [ev.text for ev in rest if not ev.triples]
+    facts = [ev.text for ev in rest if ev.triples]
+    tree = [compact_paths_text(kg, paths)] if paths else []
+    return "\n".join([*rows, *tree, *facts]) or "(no facts found)"
+
+
 def _as_evidence(kg: KnowledgeGraph, nodes: list[int], edges: list[int]) -> Evidence:
     return Evidence(
         text=verbalize_path(kg, nodes, edges),
@@ -187,4 +197,4 @@ def _as_evidence(kg: KnowledgeGraph, nodes: list[int], edges: list[int]) -> Evid
     )
 
 
-__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "rooted_paths"]
+__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "rooted_paths", "rooted_tree_text"]

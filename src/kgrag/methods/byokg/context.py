@@ -11,7 +11,7 @@ from typing import Any
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.normalize import normalize
-from kgrag.retrieval.evidence_tree import compact_paths_text, rooted_paths
+from kgrag.retrieval.evidence_tree import rooted_tree_text
 from kgrag.types import Evidence
 
 # Order in which sources fill a prompt's context (round-robin between them, best first within each).
@@ -109,16 +109,11 @@ class Context:
         return items[:limit]
 
     def tree_text(self, kg: KnowledgeGraph, shown: Sequence[Evidence]) -> str:
-        """``shown`` re-read as paths from the question entities and written as a tree (each shared prefix
-        once): query rows first, then the tree, then the facts no question entity reaches. A 1.5B model given
-        the same facts as numbered lines answered "Who teaches the prerequisite of Distributed Systems?" with
-        the lecturer of another course's prerequisite, two lines below the right chain."""
-        anchors = [e for e in (kg.find_entity(name) for name in self.anchors) if e is not None]
-        paths, rest = rooted_paths(kg, shown, anchors)
-        tree = [compact_paths_text(kg, paths)] if paths else []
-        rows = [ev.text for ev in rest if not ev.triples]
-        facts = [ev.text for ev in rest if ev.triples]
-        return "\n".join([*rows, *tree, *facts]) or "(none yet)"
+        """``shown`` re-read as paths from the question entities and written as a tree, each shared prefix once
+        (:func:`rooted_tree_text`). Given the same facts as numbered lines, the 1.5B model answered "Who teaches
+        the prerequisite of Distributed Systems?" with the lecturer of another course's prerequisite, two lines
+        below the right chain."""
+        return rooted_tree_text(kg, shown, [e for e in map(kg.find_entity, self.anchors) if e is not None])
 
     def text(self, limit: int) -> str:
         return numbered(self.shown(limit))

@@ -40,12 +40,12 @@ from kgrag.methods.base import (
 )
 from kgrag.methods.frag.alignment import AlignmentCosts, RelationText, SpanSimilarities, aligned_pattern_scores
 from kgrag.methods.frag.config import FragConfig
-from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.prompts.gbnf import choice_grammar
+from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
