@@ -3,6 +3,8 @@ self-termination, fallbacks, LLM-free retrieval.  Never accuracy (the LLM's answ
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
@@ -342,3 +344,16 @@ def test_on_a_property_graph_text2cypher_writes_the_graph_query(northwind):
     # on a triples KG, or when told, KG-Linker writes it as in the paper
     linker = get_method("byokg-scoring")(northwind, llm=llm, iterations=1, cypher_writer="linker")
     assert linker.query_writer is None and "<opencypher>" in linker.query_prompt_parts[1]
+
+
+def test_the_answer_call_can_read_the_facts_as_paths_from_the_question_entities(kg):
+    chain = re.escape("Al Pacino\n  <-[starred actors]- Heat\n    -[directed by]-> Michael Mann")
+    rules = [
+        {"prompt": "byokg_linker", "response": LINKER.replace("{answer}", "Michael Mann")},
+        {"prompt": "byokg_answer", "match": chain, "response": "<answers>\nHeat\n</answers>"},
+        {"prompt": "byokg_answer", "response": "<answers>\nRidley Scott\n</answers>"},
+    ]
+    tree = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}), evidence_format="tree")
+    assert tree.answer(QUESTION).answers == ["Heat"]  # the prompt held the chain from the question entity
+    lines = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}))  # numbered lines, the default
+    assert lines.answer(QUESTION).answers == ["Ridley Scott"]
