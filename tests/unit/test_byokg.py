@@ -353,7 +353,7 @@ def test_the_answer_call_can_read_the_facts_as_paths_from_the_question_entities(
         {"prompt": "byokg_answer", "match": chain, "response": "<answers>\nHeat\n</answers>"},
         {"prompt": "byokg_answer", "response": "<answers>\nRidley Scott\n</answers>"},
     ]
-    tree = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}), evidence_format="tree")
+    tree = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}))  # the tree is the default
     assert tree.answer(QUESTION).answers == ["Heat"]  # the prompt held the chain from the question entity
-    lines = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}))  # numbered lines, the default
+    lines = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}), evidence_format="lines")
     assert lines.answer(QUESTION).answers == ["Ridley Scott"]
