@@ -67,7 +67,9 @@ class KapingConfig(MethodConfig):
     # topic entities, each shared prefix once (retrieval/evidence_tree.py). Grouped against lines, dev, default
     # local model: WebQSP proxy first 100 Hit@1 0.69 either way (+2 / -2), 664 -> 444 evaluated prompt tokens
     # (median); MetaQA first 30 per hop 0.97 / 0.63 / 0.63 -> 1.00 / 0.67 / 0.63 (+2 / -0) at 272 / 355 / 772 ->
-    # 190 / 280 / 738; university / family / catalogue 0.73 / 0.93 / 0.73 -> 0.73 / 0.87 / 0.87
+    # 190 / 280 / 738; university / family / catalogue 0.73 / 0.93 / 0.73 -> 0.73 / 0.87 / 0.87. The tree against
+    # grouped: WebQSP proxy first 100 0.69 -> 0.67 (+4 / -6), university / family / catalogue 0.73 / 0.87 / 0.87
+    # -> 0.80 / 0.80 / 0.80 (+2 / -3), at more prompt tokens (benchmarks/results/byokg_evidence_tree.json)
     evidence_format: Literal["grouped", "lines", "tree"] = "grouped"
     embedder: ModelSetting = "minilm"
 
