@@ -26,7 +26,8 @@ class BYOKGConfig(MethodConfig):
     # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line. Dev, default
     # local model, the same replies but the answer call's: university / family / catalogue Hit@1 0.53 / 0.80 /
     # 0.93 -> 0.80 / 0.80 / 0.93 (+5 / -1), MetaQA first 15 per hop 0.93 / 0.73 / 0.60 -> 0.93 / 0.80 / 0.67
-    # (+3 / -1) at ~100 fewer prompt tokens on 2- and 3-hop (benchmarks/results/byokg_evidence_tree.json)
+    # (+3 / -1) at ~100 fewer prompt tokens on 2- and 3-hop, WebQSP proxy first 20 0.55 either way
+    # (benchmarks/results/byokg_evidence_tree.json)
     evidence_format: Literal["tree", "lines"] = "tree"
     schema_relations: Annotated[int, ClientRange(1, 200)] = (
         40  # relations listed in the KG-Linker prompt (most relevant first when more)
