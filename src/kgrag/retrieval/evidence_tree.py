@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.identifiers import looks_like_identifier
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.graph.verbalize import humanize, short_relation_names, verbalize_path
+from kgrag.graph.verbalize import humanize, short_relation_names
+from kgrag.retrieval.paths import path_as_evidence
 from kgrag.types import Evidence
 
 UNNAMED = "·"
@@ -170,9 +171,9 @@ def rooted_paths(
         while (step := parent[nodes[0]]) is not None:
             edges.insert(0, step[0])
             nodes.insert(0, step[1])
-        paths.append(_as_evidence(kg, [*nodes, tail if near == head else head], [*edges, t]))
+        paths.append(path_as_evidence(kg, [*nodes, tail if near == head else head], [*edges, t], source="rooted"))
     rest = [ev for ev in evidence if not ev.triples] + [
-        _as_evidence(kg, [int(kg.heads[t]), int(kg.tails[t])], [t]) for t in unplaced
+        path_as_evidence(kg, [int(kg.heads[t]), int(kg.tails[t])], [t], source="rooted") for t in unplaced
     ]
     return paths, rest
 
@@ -185,16 +186,6 @@ def rooted_tree_text(kg: KnowledgeGraph, evidence: Sequence[Evidence], anchors: 
     facts = [ev.text for ev in rest if ev.triples]
     tree = [compact_paths_text(kg, paths)] if paths else []
     return "\n".join([*rows, *tree, *facts]) or "(no facts found)"
-
-
-def _as_evidence(kg: KnowledgeGraph, nodes: list[int], edges: list[int]) -> Evidence:
-    return Evidence(
-        text=verbalize_path(kg, nodes, edges),
-        entities=[kg.entities[n] for n in nodes],
-        relations=[kg.relations[int(kg.rels[t])] for t in edges],
-        triples=list(edges),
-        source="rooted",
-    )
 
 
 __all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "rooted_paths", "rooted_tree_text"]

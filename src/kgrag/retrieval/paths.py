@@ -119,16 +119,21 @@ def paths_as_evidence(
     kg: KnowledgeGraph, paths: Paths, scores: np.ndarray | None = None, *, source: str = "path"
 ) -> list[Evidence]:
     """One :class:`Evidence` per path: text, entities and relations along it, triple ids."""
-    out = []
-    for i, (nodes, edges) in enumerate(paths):
-        out.append(
-            Evidence(
-                text=verbalize_path(kg, nodes, edges),
-                entities=[kg.entities[n] for n in nodes],
-                relations=[kg.relations[int(kg.rels[e])] for e in edges],
-                triples=[int(e) for e in edges],
-                score=None if scores is None else round(float(scores[i]), 4),
-                source=source,
-            )
-        )
-    return out
+    return [
+        path_as_evidence(kg, nodes, edges, score=None if scores is None else float(scores[i]), source=source)
+        for i, (nodes, edges) in enumerate(paths)
+    ]
+
+
+def path_as_evidence(
+    kg: KnowledgeGraph, nodes: Sequence[int], edges: Sequence[int], *, score: float | None = None, source: str = "path"
+) -> Evidence:
+    """One path (its entity ids and the triple ids between them) as :class:`Evidence`."""
+    return Evidence(
+        text=verbalize_path(kg, list(nodes), list(edges)),
+        entities=[kg.entities[n] for n in nodes],
+        relations=[kg.relations[int(kg.rels[e])] for e in edges],
+        triples=[int(e) for e in edges],
+        score=None if score is None else round(score, 4),
+        source=source,
+    )
