@@ -103,13 +103,15 @@ def test_junk_queries_fall_back_without_raising(movies_kg, junk):
     assert ans.trace[0].outputs["valid"] is False and len(ans.trace[0].outputs["attempts"]) == 2
 
 
-def test_fallback_retrieval_through_the_registry(movies_kg):
+def test_the_fallback_method_answers_with_its_own_prompt_on_the_same_trace(movies_kg):
     llm = _llm(
         {"prompt": "ultrag_query", "response": '"Heat" -> nonsense'},
-        {"prompt": "ultrag_fallback", "match": "Michael Mann", "response": "<answers>Michael Mann</answers>"},
+        {"prompt": "kaping_answer", "match": "Michael Mann", "response": "<answers>Michael Mann</answers>"},
     )
     ans = Ultrag(movies_kg, llm=llm, fallback="kaping", retries=0).answer("who directed Heat", ["Heat"])
-    assert "fallback" in _steps(ans)
+    steps = _steps(ans)
+    assert steps.index("fallback") < steps.index("answer")  # kaping's own steps follow the marker
+    assert ans.trace[steps.index("fallback")].inputs == {"method": "kaping", "reason": "no valid query"}
     assert ans.answers == ["Michael Mann"]
     assert ans.evidence and ans.grounded
     assert ans.usage.llm_calls == 2
@@ -123,6 +125,7 @@ def test_a_query_that_returns_nothing_falls_back(movies_kg):
     ans = Ultrag(movies_kg, llm=llm, fallback="none").answer("who starred in Alien")
     assert ans.answers == ["Sigourney Weaver"]
     assert "arbitrate" not in _steps(ans)
+    assert ans.trace[-1].inputs == {"fallback": True, "reason": "the query found nothing new"}
 
 
 def test_a_query_that_only_returns_where_it_started_falls_back(movies_kg):

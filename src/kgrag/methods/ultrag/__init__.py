@@ -119,8 +119,10 @@ class UltragConfig(MethodConfig):
     # when the list is chosen per question: each relation's example fact is one near the question's entities
     # where there is one, so the model sees the direction (and spelling) its query needs
     question_examples: bool = True
-    fallback: MethodSetting = "frag"  # retriever used when no usable query: a method name, or "none"
-    fallback_top: Annotated[int, ClientRange(1, 100)] = 30  # evidence items given to the fallback answer prompt
+    # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
+    # defaults), or "none": the model answers alone. Its own answer call, not this method's prompt over its
+    # facts: frag's answer reads its paths as a tree, and much of its accuracy comes from that
+    fallback: MethodSetting = "frag"
 
 
 @registry.register("ultrag")
@@ -333,27 +335,33 @@ class Ultrag(Method):
         evidence = triples_as_evidence(self.kg, np.asarray(tids, np.int64), np.asarray(tscore), source="execute")
         return evidence + unsupported
 
-    def _fallback(self, question: str, topic_entities: list[str], trace: Trace) -> list[Evidence]:
+    def _fallback(
+        self, question: str, topic_entities: list[str], topic_names: list[str], reason: str, trace: Trace
+    ) -> tuple[list[str], list[Evidence]]:
+        """Answers when the query gave nothing to arbitrate: another method's, whole, on the same trace (its
+        steps follow a ``fallback`` step naming it and why); with ``fallback="none"`` the model's own."""
         name = self.config.fallback
         if name == "none":
-            return []
+            with trace.step("answer", fallback=True, reason=reason) as step:
+                answers = answer_from_facts(self, "ultrag_fallback", question, [], topic_names)
+                step.outputs["answers"] = answers
+            return answers, []
         if name not in registry:
             name = "kaping"
-        with trace.step("fallback", method=name) as step:
-            evidence = self._fallback_method(name).retrieve(question, topic_entities)[: self.config.fallback_top]
-            step.outputs["evidence"] = len(evidence)
-        return evidence
+        with trace.step("fallback", method=name, reason=reason):
+            pass  # a marker: the fallback method's own steps follow on this trace
+        return self._fallback_method(name)._answer(question, topic_entities, trace)
 
     @cached_property
     def _fallbacks(self) -> dict[str, Method]:
         return {}
 
     def _fallback_method(self, name: str) -> Method:
-        """The fallback retriever, built once per method instance (its indexes and models load once) with its
-        own defaults and nothing of this method's settings: it must work on any KG, and whatever a setting
-        tuned for one KG would be, it is not ULTRAG's to pass on."""
+        """The fallback method, built once per method instance (its indexes and models load once) with this
+        method's LLM, its own defaults and nothing of this method's settings: it must work on any KG, and
+        whatever a setting tuned for one KG would be, it is not ULTRAG's to pass on."""
         if name not in self._fallbacks:
-            self._fallbacks[name] = registry.get(name)(self.kg, llm=None, embedder=self.embedder)
+            self._fallbacks[name] = registry.get(name)(self.kg, llm=self.llm, embedder=self.embedder)
         return self._fallbacks[name]
 
     # ------------------------------------------------------------------ Method API
@@ -383,11 +391,14 @@ class Ultrag(Method):
         if query is not None:
             query, execution = self.run_query(query, trace)
         if query is None or execution is None or not _found_anything_new(execution):
-            evidence = self._fallback(question, topic_entities, trace)
-            with trace.step("answer", fallback=True) as step:
-                answers = answer_from_facts(self, "ultrag_fallback", question, evidence, topic_names)
-                step.outputs["answers"] = answers
-            return answers, evidence
+            reason = (
+                "no valid query"
+                if query is None
+                else "no entity of the query is in the KG"
+                if execution is None
+                else "the query found nothing new"
+            )
+            return self._fallback(question, topic_entities, topic_names, reason, trace)
         offered = self.candidates(query, execution, self.config.top_answers)
         with trace.step("arbitrate", candidates=len(offered)) as step:
             answers = ask_for_answers(
