@@ -250,6 +250,7 @@ def _linked(steps: Sequence[Step]) -> list[str]:
 
 
 GrammarSetting = Literal["auto", "on", "off"]
+FactsLayout = Literal["lines", "grouped", "tree"]
 
 
 def use_grammar(setting: GrammarSetting, llm: LLM | None) -> bool:
@@ -312,7 +313,7 @@ def answer_from_facts(
     question: str,
     evidence: Sequence[Evidence],
     exclude: Sequence[str],
-    layout: str = "lines",
+    layout: FactsLayout = "lines",
     anchors: Sequence[int] = (),
     **values: str,
 ) -> list[str]:
