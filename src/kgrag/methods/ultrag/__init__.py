@@ -342,14 +342,14 @@ class Ultrag(Method):
         steps follow a ``fallback`` step naming it and why); with ``fallback="none"`` the model's own."""
         name = self.config.fallback
         if name == "none":
-            with trace.step("answer", fallback=True, reason=reason) as step:
+            with trace.step("answer", fallback=True) as step:
                 answers = answer_from_facts(self, "ultrag_fallback", question, [], topic_names)
-                step.outputs["answers"] = answers
+                step.outputs.update({"answers": answers, "reason": reason})
             return answers, []
         if name not in registry:
             name = "kaping"
-        with trace.step("fallback", method=name, reason=reason):
-            pass  # a marker: the fallback method's own steps follow on this trace
+        with trace.step("fallback") as step:  # a marker: the fallback method's own steps follow on this trace
+            step.outputs.update({"method": name, "reason": reason})
         return self._fallback_method(name)._answer(question, topic_entities, trace)
 
     @cached_property
