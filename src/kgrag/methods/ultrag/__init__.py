@@ -8,8 +8,8 @@
    to the question that fit follow in the user message (:mod:`kgrag.methods.ultrag.relation_list`; not in
    the paper, whose GPT-5 prompt lists them all).  With a llama.cpp model the output is constrained by a GBNF
    grammar over the relations shown.  A query that does not parse or validate is sent back once with the error; if
-   it is still unusable (or runs empty) the method falls back to a generic retriever (``frag`` when
-   registered, else ``kaping``), built with its defaults only.
+   it is still unusable (or runs empty) another method answers instead, whole (``frag`` when registered,
+   else ``kaping``), built with its defaults only.
 2. Leaves are linked to fuzzy sets (exact names crisp, others by the Gaussian kernel, σ = 0.1).  Not in the
    paper: a projection that reaches nothing in the KG while its inverse does is flipped (small models often
    get a relation's direction wrong; :mod:`kgrag.methods.ultrag.dsl.repair`).
@@ -120,8 +120,9 @@ class UltragConfig(MethodConfig):
     # where there is one, so the model sees the direction (and spelling) its query needs
     question_examples: bool = True
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
-    # defaults), or "none": the model answers alone. Its own answer call, not this method's prompt over its
-    # facts: frag's answer reads its paths as a tree, and much of its accuracy comes from that
+    # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
+    # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
+    # (benchmarks/results/ultrag_fallback.json)
     fallback: MethodSetting = "frag"
 
 
