@@ -256,20 +256,21 @@ def test_frag_complex_routes_find_three_hop_answers(kg):
         assert all(ev.entities[0] == "Russell Crowe" for ev in evidence)
 
 
-def _brute_force_patterns(kg, source, max_length):
-    """pattern tuple -> endpoints, by enumerating walks that never return to the source."""
+def _brute_force_patterns(kg, source, max_length, backtrack=True):
+    """pattern tuple -> endpoints, by enumerating walks that never return to the source (and, without
+    ``backtrack``, never follow the triple they just came along back)."""
     out = {}
-    walks = [((), source)]
+    walks = [((), source, -1)]
     for _ in range(max_length):
         nxt = []
-        for pattern, node in walks:
+        for pattern, node, last in walks:
             for tid in range(kg.num_triples):
                 h, r, t = (int(kg.heads[tid]), int(kg.rels[tid]), int(kg.tails[tid]))
                 for a, b, d in ((h, t, r), (t, h, r + kg.num_relations)):
-                    if a == node and b != source:
+                    if a == node and b != source and (backtrack or tid != last):
                         key = (*pattern, d)
                         out.setdefault(key, set()).add(b)
-                        nxt.append((key, b))
+                        nxt.append((key, b, tid))
         walks = nxt
     return out
 
@@ -282,14 +283,25 @@ def test_reachable_patterns_match_brute_force(kg):
     }
     assert got == _brute_force_patterns(kg, heat, 3)
     assert all(reach.lengths[k] == len([r for r in reach.patterns[k] if r >= 0]) for k in range(len(reach)))
+
+
+def test_paths_to_gives_a_path_to_every_end_a_walk_reaches_without_turning_back(kg):
+    heat = kg.entity_id("Heat")
+    reach = reachable_patterns(kg, [heat], 3, hub_degree=10**9)
+    forward_only = _brute_force_patterns(kg, heat, 3, backtrack=False)
+    turned_back = 0
     for k in range(len(reach)):  # one concrete path per endpoint, following the pattern
+        pattern = tuple(int(r) for r in reach.patterns[k][: reach.lengths[k]])
         ends = reach.endpoints(k)
         paths = paths_to(kg, [heat], reach.patterns[k], ends, hub_degree=10**9)
-        assert sorted(paths.endpoints().tolist()) == sorted(ends.tolist())
-        np.testing.assert_array_equal(
-            directed_relations(kg, paths), np.tile(reach.patterns[k][: reach.lengths[k]], (len(paths), 1))
-        )
+        assert sorted(paths.endpoints().tolist()) == sorted(forward_only.get(pattern, set()))
+        turned_back += len(ends) - len(paths)
+        if not len(paths):
+            continue
+        np.testing.assert_array_equal(directed_relations(kg, paths), np.tile(pattern, (len(paths), 1)))
         assert all(nodes[0] == heat for nodes, _ in paths)
+        assert all(len(set(edges)) == len(edges) for _, edges in paths)  # no triple twice
+    assert turned_back > 0  # Heat -> Michael Mann <- Thief -> Michael Mann is a walk, not a path to him
 
 
 def test_relation_pruning_starts_at_the_hop_asked_for(kg):

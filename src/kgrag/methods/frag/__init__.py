@@ -217,6 +217,9 @@ class Frag(Method):
                 break
             ends = reach.endpoints(int(k))
             ends = ends[~taken[ends]]
+            if len(ends) and reach.lengths[k] > 2:  # only a walk that turns back reaches some of them
+                walked = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
+                ends = ends[np.isin(ends, walked.endpoints())]
             if not len(ends):
                 continue
             cap = max(1, int(room * share))

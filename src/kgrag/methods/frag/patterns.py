@@ -120,18 +120,34 @@ def paths_to(
     *,
     hub_degree: int = 1000,
 ) -> Paths:
-    """One concrete path per target that ``pattern`` reaches from ``sources`` (same hub rule as above)."""
+    """One concrete path per target that ``pattern`` reaches from ``sources`` (same hub rule as above) by a walk
+    that never turns back along the triple it just followed.
+
+    A pattern is a set walk, so ``screenwriter, screenwriter⁻¹, screenwriter`` from a film reaches its own writer
+    again (film → writer ← other film → the same writer, the last hop the second one reversed): the writer looks
+    like an answer three hops out. Such a target has no path here, so callers drop it (the writer of another
+    film who also wrote this one is still reached, by three different triples). Each step keeps only edges that
+    end a non-backtracking walk — the walks into an edge's start less the one that arrived along the same triple
+    — so walking back from a target always finds a way.
+    """
     sources = unique_ints(np.asarray(sources, dtype=np.int64))
     rels = [int(r) for r in pattern if r >= 0]
     degree = _degree(kg)
-    steps = []
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     frontier = sources
+    walks = np.empty(0)
     for depth, rid in enumerate(rels):
         if depth > 0:
             frontier = frontier[degree[frontier] <= hub_degree]
         owner, tids, other, drel = incident_edges(kg, frontier, "both")
         keep = (drel == rid) & ~np.isin(other, sources)
         src, dst, tids = frontier[owner[keep]], other[keep].astype(np.int64), tids[keep]
+        if steps:
+            walks = _walks_into(steps[-1], walks, src, tids)
+            ok = walks > 0
+            src, dst, tids, walks = src[ok], dst[ok], tids[ok], walks[ok]
+        else:
+            walks = np.ones(len(src))
         steps.append((src, dst, tids))
         frontier = unique_ints(dst)
     targets = np.asarray(targets, dtype=np.int64)
@@ -140,15 +156,38 @@ def paths_to(
         return Paths.empty()
     nodes_rev = [current]
     edges_rev = []
+    after = np.full(len(current), -1, np.int64)  # the triple the path takes next (none after the last hop)
     for src, dst, tids in reversed(steps):
         order = np.argsort(dst, kind="stable")
-        pos = order[np.searchsorted(dst[order], current)]  # first edge into each current node
-        edges_rev.append(tids[pos])
-        current = src[pos]
+        pos = np.searchsorted(dst[order], current)  # the first edge into each current node ...
+        turns_back = tids[order[pos]] == after
+        pos = pos + turns_back  # ... or the next one when the first is the triple the path goes on along
+        edge = order[pos]
+        edges_rev.append(tids[edge])
+        current = src[edge]
+        after = tids[edge]
         nodes_rev.append(current)
     nodes = np.stack(nodes_rev[::-1], axis=1).astype(np.int32)
     edges = np.stack(edges_rev[::-1], axis=1).astype(np.int64)
     return Paths(nodes, edges, np.full(len(nodes), len(rels), np.int32))
+
+
+def _walks_into(
+    previous: tuple[np.ndarray, np.ndarray, np.ndarray], previous_walks: np.ndarray, src: np.ndarray, tids: np.ndarray
+) -> np.ndarray:
+    """Non-backtracking walks that each new edge (``src``, triple ``tids``) continues: those ending at ``src``,
+    less the one that arrived along the same triple (a triple occurs at most once per step: one direction)."""
+    _, p_dst, p_tids = previous
+    nodes, inverse = np.unique(p_dst, return_inverse=True)
+    into = np.bincount(inverse.ravel(), weights=previous_walks, minlength=len(nodes))
+    at = np.minimum(np.searchsorted(nodes, src), max(len(nodes) - 1, 0))
+    walks = np.where(nodes[at] == src, into[at], 0.0) if len(nodes) else np.zeros(len(src))
+    order = np.argsort(p_tids, kind="stable")
+    same = np.minimum(np.searchsorted(p_tids[order], tids), max(len(order) - 1, 0))
+    if len(order):
+        back = p_tids[order[same]] == tids
+        walks = walks - np.where(back, previous_walks[order[same]], 0.0)
+    return walks
 
 
 def _normalised_name_index(kg: KnowledgeGraph) -> dict[str, list[int]]:
