@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.models.llm.scripted import ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -70,3 +71,16 @@ def local_client(app: Any) -> Any:
     from fastapi.testclient import TestClient
 
     return TestClient(app, base_url="http://127.0.0.1")
+
+
+class GrammarRecordingLLM(ScriptedLLM):
+    """A scripted model that keeps the grammar sent with each call (``grammars``), for tests of what a method
+    lets the model write; like every scripted model it enforces none."""
+
+    def __init__(self, script: dict[str, Any]) -> None:
+        super().__init__(script)
+        self.grammars: list[str | None] = []
+
+    def _generate(self, messages: Any, params: Any) -> Any:
+        self.grammars.append(params.grammar)
+        return super()._generate(messages, params)

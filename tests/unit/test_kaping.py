@@ -11,7 +11,7 @@ from kgrag.methods import get as get_method
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.retrieval.triples import candidate_triples, whole_facts
 from kgrag.types import Evidence
-from tests.conftest import MOVIES
+from tests.conftest import MOVIES, GrammarRecordingLLM
 
 
 def test_kaping_retrieves_topic_triples_and_answers_once(tmp_path):
@@ -181,3 +181,31 @@ def test_the_tree_layout_shows_a_two_hop_chain_from_the_topic_as_one_line(tmp_pa
     # the grouped layout (the default) writes the same facts one by one: the scripted rule does not match it
     grouped = get_method("kaping")(kg, llm=llm, top_k=6).answer(question, ["Heat"])
     assert grouped.answers != ["The Insider"]
+
+
+def test_kaping_answer_call_chooses_among_the_entities_the_facts_name(tmp_path):
+    """``choose_answers``: the reply is held by a grammar to the names the facts show, so every answer stands on
+    the evidence; a name outside them (a backend that ignores grammars) is dropped. Off by default."""
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    rule = {"prompt": "kaping_answer", "response": "<answers>Warp Drive; Michael Mann</answers>"}
+    llm = GrammarRecordingLLM({"rules": [rule]})
+    answer = get_method("kaping")(kg, llm=llm, top_k=3, choose_answers="on").answer("who directed Heat", ["Heat"])
+    grammar = llm.grammars[-1]
+    assert grammar is not None and grammar.startswith('root ::= "<answers>"') and '"Michael Mann"' in grammar
+    assert '"Warp Drive"' not in grammar
+    assert answer.answers == ["Michael Mann"] and answer.grounded
+    unheld = get_method("kaping")(kg, llm=llm, top_k=3).answer("who directed Heat", ["Heat"])
+    assert llm.grammars[-1] is None and "Warp Drive" in unheld.answers
+
+
+def test_a_chosen_reply_naming_only_the_topic_still_gets_the_evidence_answer(tmp_path):
+    """The 1.5B model often names the question's own entity alone ("who will play mr gray" → "Christian Grey");
+    as with a written reply, the evidence's best other name stands in, here a Freebase CVT (never a choice: it
+    has no name) read as the named entity behind it."""
+    triples = [("Christian Grey", "character", "m.0ydn3r2"), ("m.0ydn3r2", "actor", "Jamie Dornan")]
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    rule = {"prompt": "kaping_answer", "response": "<answers>Christian Grey</answers>"}
+    method = get_method("kaping")(kg, llm=GrammarRecordingLLM({"rules": [rule]}), choose_answers="on")
+    answer = method.answer("who will play mr gray in the film", ["Christian Grey"])
+    assert '"m.0ydn3r2"' not in method.llm.grammars[-1]
+    assert answer.answers == ["Jamie Dornan"] and answer.grounded

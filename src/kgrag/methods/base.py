@@ -278,11 +278,16 @@ def ask_for_answers(
     kg_names: bool = True,
     evidence_names: Sequence[str] = (),
     exclude: Sequence[str] = (),
-    grammar: str | None = None,
+    choices: Mapping[str, str] | None = None,
     **values: str,
 ) -> list[str]:
-    """Call a prompt that returns ``<answers>`` and read them defensively (one per line), under ``grammar``
-    (GBNF) when given.
+    """Call a prompt that returns ``<answers>`` and read them defensively (one per line).
+
+    ``choices`` (the names the reply may write → the KG names they stand for) holds the reply to them under a
+    grammar (:func:`~kgrag.prompts.gbnf.choice_grammar`): a small model chooses a name it was shown more
+    reliably than it writes one, and every answer then stands on the evidence. What is not one of them (a
+    reply cut off by ``max_tokens`` ends in part of a name) is dropped before the names are read, so a reply
+    that names only the question's own entity still gets the evidence's best other name in its place.
 
     With ``kg_names`` a line listing several KG entities is split and KG names come first;
     ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
@@ -291,12 +296,17 @@ def ask_for_answers(
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
+    from kgrag.prompts.gbnf import choice_grammar
     from kgrag.prompts.tags import split_items
 
-    text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
+    text, parsed = method.call_prompt(prompt_name, grammar=choice_grammar(choices or {}), **values)
     items = split_items(parsed.get("answers"))
     if not items and "<" not in text:  # the model ignored the format: take its lines as answers
         items = split_items(text)
+    if choices:  # the grammar separates names by lines or "; "
+        items = [
+            part for item in items for part in ([item] if item in choices else item.split("; ")) if part in choices
+        ]
     names = NameIndex.of(method.kg) if kg_names else None
     if not items and "<" in text:
         # "Lucia Ferrari <answers>": the answer written before an empty tag (5 of 2,304 recorded replies); only
@@ -315,16 +325,21 @@ def answer_from_facts(
     exclude: Sequence[str],
     layout: FactsLayout = "lines",
     anchors: Sequence[int] = (),
+    choose: bool = False,
     **values: str,
 ) -> list[str]:
     """Ask a prompt about ``evidence`` shown as ``facts``; answers are read against the evidence's entity
     names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`).
 
+    ``choose``: the reply may only name entities the facts show, under a grammar (:func:`choice_grammar`), so
+    every answer stands on the evidence (:func:`ask_for_answers`); for a model that enforces grammars
+    (:func:`use_grammar`).
+
     ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line) or
     "tree" (paths from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
     reads it from ``facts_intro``."""
     from kgrag.linking.answers import name_unnamed_answers
-    from kgrag.retrieval.evidence_tree import TREE_LAYOUT, rooted_tree_text
+    from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, rooted_tree_text
     from kgrag.retrieval.triples import facts_text
 
     if layout == "tree":
@@ -342,6 +357,7 @@ def answer_from_facts(
         facts_intro=intro,
         evidence_names=evidence_entities(evidence),
         exclude=exclude,
+        choices=answer_options(evidence) if choose else None,
         **values,
     )
     return name_unnamed_answers(answers, [ev.entities for ev in evidence], exclude)

@@ -44,7 +44,6 @@ from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, r
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
-from kgrag.prompts.gbnf import choice_grammar
 from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
@@ -375,11 +374,8 @@ class Frag(Method):
                 layout=TREE_LAYOUT if tree else "",
                 evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
-                grammar=choice_grammar(options),
+                choices=options,
             )
-            if options:  # the grammar lets a reply cut off by max_tokens end in part of a name
-                chosen = set(options.values())
-                answers = [a for a in answers if a in chosen]
             answers = name_unnamed_answers(answers, [ev.entities for ev in evidence], topics)
             ranked = [(ev.entities, ev.relations) for ev in (full or evidence)]
             grounding = self.config.grounding
