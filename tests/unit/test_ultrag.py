@@ -218,6 +218,21 @@ def test_grammar_only_for_llamacpp_models(movies_kg):
     assert llm.calls[0][2].grammar.startswith("root ::= query")
 
 
+def test_the_arbitrator_chooses_among_the_returned_entities(movies_kg):
+    """``choose_answers``: the arbitrator's reply is held by a grammar to the names the query returned; a name
+    outside them (a backend that ignores grammars) is dropped. Off by default."""
+    query = {"prompt": "ultrag_query", "response": '"Michael Mann" -> directed_by_inv -> starred_actors'}
+    reply = {"prompt": "ultrag_answer", "response": "<answers>Warp Drive; Al Pacino</answers>"}
+    question = "which actors starred in films directed by Michael Mann"
+    llm = RecordingLLM(query, reply)
+    ans = Ultrag(movies_kg, llm=llm, choose_answers="on").answer(question)
+    grammar = llm.calls[-1][2].grammar
+    assert grammar.startswith('root ::= "<answers>"') and '"Al Pacino"' in grammar and '"Warp Drive"' not in grammar
+    assert ans.answers == ["Al Pacino"] and ans.grounded
+    unheld = Ultrag(movies_kg, llm=llm).answer(question)
+    assert llm.calls[-1][2].grammar is None and "Warp Drive" in unheld.answers
+
+
 def test_retrieve_needs_a_query(movies_kg):
     method = Ultrag(movies_kg)
     assert method.retrieve("who directed Heat") == []
