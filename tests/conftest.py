@@ -73,14 +73,24 @@ def local_client(app: Any) -> Any:
     return TestClient(app, base_url="http://127.0.0.1")
 
 
-class GrammarRecordingLLM(ScriptedLLM):
-    """A scripted model that keeps the grammar sent with each call (``grammars``), for tests of what a method
-    lets the model write; like every scripted model it enforces none."""
+class RecordingLLM(ScriptedLLM):
+    """A scripted LLM that reports a context window and keeps every call's prompt name, messages and generation
+    parameters (the grammar among them), for tests of what a method sends; like every scripted model it
+    enforces no grammar."""
 
-    def __init__(self, script: dict[str, Any]) -> None:
-        super().__init__(script)
-        self.grammars: list[str | None] = []
+    def __init__(self, *rules: dict[str, Any], default: str = "x", context_window: int = 4096) -> None:
+        super().__init__({"rules": list(rules), "default": default})
+        self.context_window = context_window
+        self.calls: list[tuple[str, Any, Any]] = []
 
     def _generate(self, messages: Any, params: Any) -> Any:
-        self.grammars.append(params.grammar)
+        self.calls.append((self._current_name, messages, params))
         return super()._generate(messages, params)
+
+    def messages(self, name: str) -> list[Any]:
+        return [m for n, m, _ in self.calls if n == name]
+
+    @property
+    def grammars(self) -> list[str | None]:
+        """The grammar sent with each call, in order."""
+        return [params.grammar for _, _, params in self.calls]

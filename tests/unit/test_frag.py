@@ -26,7 +26,7 @@ from kgrag.retrieval.paths import (
     relation_patterns,
     select_paths,
 )
-from tests.conftest import MOVIES, GrammarRecordingLLM, run_cli
+from tests.conftest import MOVIES, RecordingLLM, run_cli
 
 ONE_HOP = ["who directed [{}]", "what year was [{}] released", "who acted in [{}]", "[{}] was written by whom"]
 TWO_HOP = [
@@ -180,7 +180,7 @@ def test_frag_answer_call_chooses_among_the_entities_of_the_tree(kg):
     them: a small model often names it first); a name outside them (a backend that ignores grammars) is dropped.
     ``auto`` sends the grammar only to local llama.cpp models."""
     rule = {"prompt": "frag_answer", "response": "<answers>Heat; Michael Mann; Warp Drive</answers>"}
-    llm = GrammarRecordingLLM({"rules": [rule]})
+    llm = RecordingLLM(rule)
     common = {"llm": llm, "embedder": load_embedder("static"), "hops": 1, "grounding": "none"}
     answer = get_method("frag")(kg, choose_answers="on", **common).answer("who directed Heat", ["Heat"])
     grammar = llm.grammars[-1]

@@ -11,7 +11,7 @@ from kgrag.methods import get as get_method
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.retrieval.triples import candidate_triples, whole_facts
 from kgrag.types import Evidence
-from tests.conftest import MOVIES, GrammarRecordingLLM
+from tests.conftest import MOVIES, RecordingLLM
 
 
 def test_kaping_retrieves_topic_triples_and_answers_once(tmp_path):
@@ -188,7 +188,7 @@ def test_kaping_answer_call_chooses_among_the_entities_the_facts_name(tmp_path):
     the evidence; a name outside them (a backend that ignores grammars) is dropped. Off by default."""
     kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
     rule = {"prompt": "kaping_answer", "response": "<answers>Warp Drive; Michael Mann</answers>"}
-    llm = GrammarRecordingLLM({"rules": [rule]})
+    llm = RecordingLLM(rule)
     answer = get_method("kaping")(kg, llm=llm, top_k=3, choose_answers="on").answer("who directed Heat", ["Heat"])
     grammar = llm.grammars[-1]
     assert grammar is not None and grammar.startswith('root ::= "<answers>"') and '"Michael Mann"' in grammar
@@ -205,7 +205,7 @@ def test_a_chosen_reply_naming_only_the_topic_still_gets_the_evidence_answer(tmp
     triples = [("Christian Grey", "character", "m.0ydn3r2"), ("m.0ydn3r2", "actor", "Jamie Dornan")]
     kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
     rule = {"prompt": "kaping_answer", "response": "<answers>Christian Grey</answers>"}
-    method = get_method("kaping")(kg, llm=GrammarRecordingLLM({"rules": [rule]}), choose_answers="on")
+    method = get_method("kaping")(kg, llm=RecordingLLM(rule), choose_answers="on")
     answer = method.answer("who will play mr gray in the film", ["Christian Grey"])
     assert '"m.0ydn3r2"' not in method.llm.grammars[-1]
     assert answer.answers == ["Jamie Dornan"] and answer.grounded

@@ -15,27 +15,11 @@ from kgrag.methods.ultrag import Ultrag
 from kgrag.methods.ultrag.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
 from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_lines
 from kgrag.models.llm.scripted import ScriptedLLM
-from tests.conftest import run_cli
+from tests.conftest import RecordingLLM, run_cli
 
 
 def _llm(*rules, default=None):
     return ScriptedLLM({"rules": list(rules), "default": default})
-
-
-class RecordingLLM(ScriptedLLM):
-    """A scripted LLM that reports a context window and keeps every call's messages and grammar."""
-
-    def __init__(self, *rules, default="x", context_window=4096):
-        super().__init__({"rules": list(rules), "default": default})
-        self.context_window = context_window
-        self.calls = []
-
-    def _generate(self, messages, params):
-        self.calls.append((self._current_name, messages, params))
-        return super()._generate(messages, params)
-
-    def messages(self, name):
-        return [m for n, m, _ in self.calls if n == name]
 
 
 class NoEmbedder:
