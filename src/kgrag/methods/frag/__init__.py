@@ -199,12 +199,13 @@ class Frag(Method):
         routed: bool = True,
         room: int | None = None,
         margin: float | None = None,
-    ) -> list[tuple[int, np.ndarray]]:
+    ) -> list[tuple[int, np.ndarray, Paths]]:
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
         each pattern taking at most ``zero_shot_pattern_share`` of what is left), stopping at the first pattern
-        that scores more than ``margin`` below the best one taken; PPR breaks ties inside a pattern."""
+        that scores more than ``margin`` below the best one taken; PPR breaks ties inside a pattern. Each comes
+        with the concrete path to each endpoint, in the endpoints' order."""
         cfg = self.config
-        chosen: list[tuple[int, np.ndarray]] = []
+        chosen: list[tuple[int, np.ndarray, Paths]] = []
         # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
         taken = unnamed_entities(self.kg).copy()
         taken[topics] = True
@@ -216,6 +217,7 @@ class Frag(Method):
                 break
             ends = reach.endpoints(int(k))
             ends = ends[~taken[ends]]
+            walked = None
             if len(ends) and reach.lengths[k] > 2:  # only a walk that turns back reaches some of them
                 walked = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
                 ends = ends[np.isin(ends, walked.endpoints())]
@@ -238,7 +240,13 @@ class Frag(Method):
                 ends = ends[np.argsort(-ppr[ends], kind="stable")[:cap]]
             taken[ends] = True
             room -= len(ends)
-            chosen.append((int(k), ends))
+            if walked is None:
+                walked = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
+            else:  # a path does not depend on the other targets: the kept ends' rows, in their order
+                reached = walked.endpoints()
+                order = np.argsort(reached, kind="stable")
+                walked = subset(walked, order[np.searchsorted(reached[order], ends)])
+            chosen.append((int(k), ends, walked))
         return chosen
 
     def _pattern_paths(
@@ -274,8 +282,7 @@ class Frag(Method):
             margin = cfg.answer_margin if for_answer and not routed else None
             chosen = self._choose(topics, reach, scores, routed, room, margin)
             parts, part_scores = [], []
-            for k, ends in chosen:
-                paths = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
+            for k, _, paths in chosen:
                 parts.append(paths)
                 part_scores.append(np.full(len(paths), scores[k]))
             step.outputs["patterns"] = [
@@ -284,7 +291,7 @@ class Frag(Method):
                     "score": round(float(scores[k]), 4),
                     "paths": len(e),
                 }
-                for k, e in chosen
+                for k, e, _ in chosen
             ]
             paths = Paths.concat(parts)
             keep = np.arange(len(paths)) if routed else within_triple_budget(paths, triples)
