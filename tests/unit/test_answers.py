@@ -5,6 +5,7 @@ from __future__ import annotations
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.answers import (
     as_kg_answers,
+    by_path_score,
     follow_to_path_ends,
     keep_to_best_pattern,
     prefer_candidates,
@@ -140,6 +141,21 @@ def test_keep_to_best_pattern_lets_the_model_choose_among_the_best_patterns_ends
     assert keep_to_best_pattern(["Roman"], paths) == ["Drama"]
     assert keep_to_best_pattern(["Angela Bettis"], paths) == ["Horror", "Drama"]
     assert keep_to_best_pattern(["x"], []) == ["x"]
+
+
+def test_by_path_score_orders_the_models_choices_by_the_path_that_ends_at_each():
+    paths = [
+        (["The Slugger's Wife", "Hal Ashby", "Shampoo"], 0.17),
+        (["The Slugger's Wife", "Hal Ashby", "Coming Home"], 0.17),
+        (["The Slugger's Wife", "Hal Ashby"], 0.08),
+        (["The Slugger's Wife", "Hal Ashby", "Shampoo", "Drama"], 0.12),
+    ]
+    # the director (a weaker path's end) after the films; the model's order between the films is kept
+    assert by_path_score(["Hal Ashby", "Coming Home", "Shampoo"], paths) == ["Coming Home", "Shampoo", "Hal Ashby"]
+    assert by_path_score(["drama", "Hal Ashby"], paths) == ["drama", "Hal Ashby"]
+    # a name no path ends at (here the question's entity, a middle node only) comes last
+    assert by_path_score(["The Slugger's Wife", "Hal Ashby"], paths) == ["Hal Ashby", "The Slugger's Wife"]
+    assert by_path_score(["x", "y"], []) == ["x", "y"]
 
 
 def test_a_choice_among_the_questions_own_entities_is_kept():

@@ -6,6 +6,7 @@ French"``. The KG decides how to read such a line, so that titles with commas or
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 
@@ -204,6 +205,22 @@ def keep_to_best_pattern(
     if not chosen:  # named through a middle node of a best-pattern path
         chosen = list(dict.fromkeys(end for nodes, end in top if end in ends and any(map(named, nodes[1:-1]))))
     return chosen or ends
+
+
+def by_path_score(answers: Sequence[str], paths: Sequence[tuple[Sequence[str], float]]) -> list[str]:
+    """Answers ordered by the score of the best evidence path that ends at them; the model's order among equals.
+
+    ``paths`` are (entity names, score). A small model asked "the director of X also directed which films",
+    shown X -director-> D -director (reverse)-> films, often names D first and the films after it: it chose
+    well but ordered badly. The retrieval scored the pattern ending at the films above the one ending at D, so
+    they come first. An answer that ends no path (a middle node only) comes last.
+    """
+    best: dict[str, float] = {}
+    for nodes, score in paths:
+        if nodes:
+            key = normalize(nodes[-1])
+            best[key] = max(best.get(key, -math.inf), score)
+    return sorted(answers, key=lambda a: -best.get(normalize(a), -math.inf))
 
 
 def name_unnamed_answers(

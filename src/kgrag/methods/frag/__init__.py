@@ -29,7 +29,7 @@ import numpy as np
 
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
-from kgrag.linking.answers import follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
+from kgrag.linking.answers import by_path_score, follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.base import (
     Method,
     Trace,
@@ -393,5 +393,7 @@ class Frag(Method):
                 answers = keep_to_best_pattern(answers, ranked, exclude=topics)
             elif grounding == "paths" and full:
                 answers = follow_to_path_ends(answers, ranked, exclude=topics)
+            elif grounding == "score":
+                answers = by_path_score(answers, [(ev.entities, ev.score or 0.0) for ev in evidence])
             step.outputs["answers"] = answers
         return answers, evidence

@@ -83,11 +83,11 @@ class FragConfig(MethodConfig):
     relation_examples: Annotated[int, ClientRange(0, 20)] = 5
     relation_example_weight: Annotated[float, ClientRange(0, 5)] = 0.5
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
-    # pattern), "paths" (middle nodes move to their paths' ends), "none" (as the model wrote them, KG names
-    # first); "auto": "pattern" when trained models rank the patterns, else "none" — a zero-shot ranking's best
-    # pattern is too often not the question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73
-    # with "none", the same model replies)
-    grounding: Literal["auto", "pattern", "paths", "none"] = "auto"
+    # pattern), "paths" (middle nodes move to their paths' ends), "score" (all kept, ordered by the score of
+    # the path ending at each), "none" (as the model wrote them, KG names first); "auto": "pattern" when
+    # trained models rank the patterns, else "none" — a zero-shot ranking's best pattern is too often not the
+    # question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73 with "none", the same replies)
+    grounding: Literal["auto", "pattern", "paths", "score", "none"] = "auto"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
     # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
