@@ -192,6 +192,23 @@ def test_frag_answer_call_chooses_among_the_entities_of_the_tree(kg):
     assert llm.grammars[-1] is None  # auto: the scripted model enforces no grammar
 
 
+def test_grounding_score_orders_the_models_answers_by_the_path_ending_at_each(kg):
+    """``grounding="score"``: every answer the model chose is kept, the end of a better-scored path first (a
+    small model often names a middle node, or a weaker pattern's end, first); "none" keeps the reply's order."""
+    question = "which films did the director of Heat direct"
+    common = {"embedder": load_embedder("static"), "grounding": "none"}
+    ends = {}
+    for ev in get_method("frag")(kg, **common).retrieve(question, ["Heat"]):
+        ends.setdefault(ev.entities[-1], ev.score)
+    low, high = min(ends, key=ends.get), max(ends, key=ends.get)
+    assert ends[low] < ends[high]
+    llm = ScriptedLLM({"rules": [{"prompt": "frag_answer", "response": f"<answers>{low}; {high}</answers>"}]})
+    as_written = get_method("frag")(kg, llm=llm, **common).answer(question, ["Heat"])
+    assert as_written.answers == [low, high]
+    common["grounding"] = "score"
+    assert get_method("frag")(kg, llm=llm, **common).answer(question, ["Heat"]).answers == [high, low]
+
+
 def test_the_answer_call_may_read_fewer_paths_than_retrieval_returns(kg):
     """``answer_paths`` / ``answer_triples``: zero-shot, the answer call reads the paths chosen the same way within
     smaller budgets, and its evidence is what it read; retrieval alone is unchanged."""
