@@ -86,7 +86,10 @@ class FragConfig(MethodConfig):
     # pattern), "paths" (middle nodes move to their paths' ends), "score" (all kept, ordered by the score of
     # the path ending at each), "none" (as the model wrote them, KG names first); "auto": "pattern" when
     # trained models rank the patterns, else "none" — a zero-shot ranking's best pattern is too often not the
-    # question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73 with "none", the same replies)
+    # question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73 with "none", the same replies).
+    # "score" is not the default either: paired on the same replies, renamed MetaQA first 30 per hop 0.80 / 0.87
+    # / 0.73 -> 0.80 / 0.93 / 0.83, but the WebQSP proxy's first 100 0.70 -> 0.67 and family 0.80 -> 0.73
+    # (benchmarks/results/frag_answer_order.json)
     grounding: Literal["auto", "pattern", "paths", "score", "none"] = "auto"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP

@@ -1,0 +1,118 @@
+"""How often zero-shot FRAG's best-scored relation pattern reaches a gold answer (retrieval only, no LLM).
+
+Answer recall says whether the evidence *holds* a gold answer; a small model reading that evidence answers
+best when the pattern scored first is the question's, since it is written first and (with
+``grounding=score``) its ends are put first. This measures that directly, per KG and question group, for the
+zero-shot alignment scorer with any settings (``--set mention_cost=0.15``), so changes to the scorer can be
+compared without an LLM run:
+
+- ``top1``: the best-scored pattern reaches a gold answer;
+- ``any``: some scored pattern does (the ceiling of ``top1``);
+- ``rank``: the median rank of the first pattern that does, among the questions where one does.
+
+    python benchmarks/frag_pattern_top1.py benchmarks/suites/metaqa_renamed.toml --limit 100 \\
+        --kg-cache /tmp/bench/kgs --data ../shared/data [--set KEY=VALUE ...] [--out result.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from bench_common import emit_json, parse_value
+from kgrag.errors import UnknownEntityError
+from kgrag.eval.datasets import select
+from kgrag.eval.suite import load_questions
+from kgrag.eval.suite_build import build_kg
+from kgrag.eval.suite_file import load_suite
+from kgrag.methods.base import Trace
+from kgrag.methods.frag import Frag
+
+
+class _Recording(Frag):
+    """Frag that keeps the last question's pattern scores and the patterns they score."""
+
+    last: tuple | None = None
+
+    def _score_patterns(self, question, masked, reach, hops, routed, sims):
+        scores = super()._score_patterns(question, masked, reach, hops, routed, sims)
+        self.last = (reach, scores)
+        return scores
+
+
+def _gold_ids(kg, names: list[str]) -> set[int]:
+    ids = set()
+    for name in names:
+        with contextlib.suppress(UnknownEntityError):  # a gold answer the KG does not hold
+            ids.add(kg.entity_id(name))
+    return ids
+
+
+def measure(kg, examples, settings: dict) -> dict:
+    """Per question group: top1, any and the median rank of the first pattern reaching a gold answer."""
+    frag = _Recording(kg, llm=None, **settings)
+    if frag.pattern_classifier is not None:
+        raise SystemExit(f"{kg}: frag uses a trained pattern scorer here; this measures the zero-shot one")
+    found: dict[str, list[int | None]] = defaultdict(list)
+    for ex in examples:
+        frag.last = None
+        frag._retrieve(ex.question, ex.topic_entities, Trace(), for_answer=True)
+        gold = _gold_ids(kg, ex.answers)
+        rank = None
+        if frag.last is not None and gold:
+            reach, scores = frag.last
+            for i, k in enumerate(np.argsort(-scores, kind="stable")):
+                if gold.intersection(int(e) for e in reach.endpoints(int(k))):
+                    rank = i + 1
+                    break
+        found[ex.group or "all"].append(rank)
+    return {
+        group: {
+            "n": len(ranks),
+            "top1": round(sum(r == 1 for r in ranks) / len(ranks), 3),
+            "any": round(sum(r is not None for r in ranks) / len(ranks), 3),
+            "rank": statistics.median([r for r in ranks if r is not None] or [0]),
+        }
+        for group, ranks in sorted(found.items())
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", type=Path)
+    parser.add_argument("--limit", type=int, help="the first N questions per group")
+    parser.add_argument("--kg-cache", type=Path, default=Path("/tmp/bench/kgs"))
+    parser.add_argument("--data", type=Path, help="the shared data directory the suite's ${data} names")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    settings = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.settings)}
+    suite = load_suite(args.suite, data_dir=args.data)
+    start = time.perf_counter()
+    command = [str(args.suite), *(["--limit", str(args.limit)] if args.limit else [])]
+    command += [f"--set {s}" for s in args.settings]
+    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    report = {
+        "what": "zero-shot frag: share of questions whose best-scored relation pattern reaches a gold answer",
+        "command": "python benchmarks/frag_pattern_top1.py " + " ".join(command),
+        "commit": git.stdout.strip(),
+        "settings": settings,
+        "kgs": {},
+    }
+    for entry in suite.kgs:
+        kg = build_kg(entry, args.kg_cache).kg
+        examples = [ex for ex in select(load_questions(entry), limit=args.limit) if ex.answers]
+        report["kgs"][entry.name] = measure(kg, examples, {**entry.settings.get("frag", {}), **settings})
+    report["seconds"] = round(time.perf_counter() - start, 1)
+    emit_json(report, args.out)
+
+
+if __name__ == "__main__":
+    main()
