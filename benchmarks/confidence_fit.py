@@ -145,9 +145,8 @@ def main() -> int:
         stored = json.loads(WEIGHTS_FILE.read_text("utf-8")) if WEIGHTS_FILE.exists() else {"weights": {}}
         stored["weights"][args.method] = weights
         stored.setdefault("fitted_on", {})[args.method] = report["fitted_on"]
-        stored.setdefault(  # an existing note (why a weight set is kept) stays
-            "about", "written by benchmarks/confidence_fit.py; held-out calibration in benchmarks/results/confidence.json"
-        )
+        about = "written by benchmarks/confidence_fit.py; held-out calibration in benchmarks/results/confidence.json"
+        stored.setdefault("about", about)  # an existing note (why a weight set is kept) stays
         WEIGHTS_FILE.write_text(json.dumps(stored, indent=1) + "\n", "utf-8")
     return 0
 
