@@ -17,7 +17,6 @@ compared without an LLM run:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import subprocess
 import time
@@ -27,7 +26,6 @@ from pathlib import Path
 import numpy as np
 
 from bench_common import emit_json, parse_value
-from kgrag.errors import UnknownEntityError
 from kgrag.eval.datasets import select
 from kgrag.eval.suite import load_questions
 from kgrag.eval.suite_build import build_kg
@@ -47,14 +45,6 @@ class _Recording(Frag):
         return scores
 
 
-def _gold_ids(kg, names: list[str]) -> set[int]:
-    ids = set()
-    for name in names:
-        with contextlib.suppress(UnknownEntityError):  # a gold answer the KG does not hold
-            ids.add(kg.entity_id(name))
-    return ids
-
-
 def measure(kg, examples, settings: dict) -> dict:
     """Per question group: top1, any and the median rank of the first pattern reaching a gold answer."""
     frag = _Recording(kg, llm=None, **settings)
@@ -64,7 +54,7 @@ def measure(kg, examples, settings: dict) -> dict:
     for ex in examples:
         frag.last = None
         frag._retrieve(ex.question, ex.topic_entities, Trace(), for_answer=True)
-        gold = _gold_ids(kg, ex.answers)
+        gold = {e for e in map(kg.find_entity, ex.answers) if e is not None}  # a gold answer may not be in the KG
         rank = None
         if frag.last is not None and gold:
             reach, scores = frag.last
