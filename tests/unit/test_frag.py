@@ -470,3 +470,42 @@ def test_the_answer_call_may_read_only_the_patterns_near_the_best_score(kg):
     assert {tuple(ev.relations) for ev in answer.evidence} < {
         tuple(ev.relations) for ev in full.retrieve(question, ["Heat"])
     }
+
+
+def test_an_extension_scoring_below_the_pattern_it_extends_is_not_read():
+    """``extension_margin``: a pattern that goes on from one already taken must score within the margin of it,
+    unless it first turns back along that pattern's last relation ("films sharing a screenwriter with X")."""
+    from kgrag.methods.frag import _extends_better
+
+    taken = {(0,): 0.5, (0, 3): 0.45}  # three relations: 3 is relation 0 reversed
+    pad = -1
+    assert _extends_better(np.array([0, 1, pad]), 0.4, taken, 0.0, 3)  # a hop the question does not ask for
+    assert not _extends_better(np.array([0, 1, pad]), 0.6, taken, 0.0, 3)  # an extension that earns its hop
+    assert not _extends_better(np.array([0, 1, pad]), 0.4, taken, 0.2, 3)  # within the margin
+    assert not _extends_better(np.array([0, 3, pad]), 0.4, taken, 0.0, 3)  # out and back
+    assert _extends_better(np.array([0, 3, 1]), 0.44, taken, 0.0, 3)  # goes on from the out-and-back
+    assert not _extends_better(np.array([1, 2, pad]), 0.0, taken, 0.0, 3)  # extends nothing taken
+
+
+def test_the_answer_call_drops_extensions_of_better_patterns(kg):
+    """With ``extension_margin=0`` no pattern the answer call reads extends a better-scored one it reads (turning
+    back excepted), and it reads no more patterns than without the rule."""
+    from kgrag.methods.frag.patterns import pattern_label
+
+    llm = ScriptedLLM({"rules": [{"prompt": "frag_answer", "response": "<answers>Michael Mann"}]})
+    common = {"llm": llm, "embedder": load_embedder("static"), "grounding": "none"}
+    question = "what films did Al Pacino act in"
+    cut = get_method("frag")(kg, extension_margin=0.0, **common)
+    everything = get_method("frag")(kg, **common)
+    steps = [
+        next(s for s in m.answer(question, ["Al Pacino"]).trace if s.name == "rank_paths") for m in (cut, everything)
+    ]
+    kept, before = (s.outputs["patterns"] for s in steps)
+    assert kept and len(kept) < len(before)
+    names = {pattern_label(kg, [r]): r for r in range(2 * kg.num_relations)}
+    for p in kept:
+        for q in kept:
+            longer, shorter = q["pattern"].split(">"), p["pattern"].split(">")
+            if len(longer) > len(shorter) and longer[: len(shorter)] == shorter:
+                back = names[longer[len(shorter)]] == (names[shorter[-1]] + kg.num_relations) % (2 * kg.num_relations)
+                assert back or q["score"] >= p["score"], (p, q)

@@ -64,6 +64,27 @@ def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
     return np.asarray(keep, dtype=np.int64)
 
 
+def _pattern_key(pattern: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(r) for r in pattern if r >= 0)
+
+
+def _extends_better(
+    pattern: np.ndarray, score: float, taken: dict[tuple[int, ...], float], margin: float, num_relations: int
+) -> bool:
+    """Whether ``pattern`` extends a pattern already taken that scores more than ``margin`` above it: the
+    question is answered at the shorter pattern's ends, and the longer one's lists of entities past them only
+    draw a small model away (renamed MetaQA: "what films does X appear in" read the films sharing a genre with
+    X's film as the answer). An extension that first turns back along the taken pattern's last relation is
+    exempt: "films that share a screenwriter with X" is the out-and-back ``screenwriter, screenwriter⁻¹``, one
+    mention like ``screenwriter`` itself, so it always scores a hop below "the screenwriter of X"."""
+    key = _pattern_key(pattern)
+    for n in range(1, len(key)):
+        turns_back = key[n] == (key[n - 1] + num_relations) % (2 * num_relations)
+        if not turns_back and score < taken.get(key[:n], -np.inf) - margin:
+            return True
+    return False
+
+
 @registry.register("frag")
 class Frag(Method):
     """FRAG: router → relation ranking → relation-pattern paths → path reranking → one answer call."""
@@ -199,11 +220,14 @@ class Frag(Method):
         routed: bool = True,
         room: int | None = None,
         margin: float | None = None,
+        extension_margin: float | None = None,
     ) -> list[tuple[int, np.ndarray, Paths]]:
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
         each pattern taking at most ``zero_shot_pattern_share`` of what is left), stopping at the first pattern
-        that scores more than ``margin`` below the best one taken; PPR breaks ties inside a pattern. Each comes
-        with the concrete path to each endpoint, in the endpoints' order."""
+        that scores more than ``margin`` below the best one taken, and skipping a pattern that extends one taken
+        but scores more than ``extension_margin`` below it (its extra hops are not what the question asks);
+        PPR breaks ties inside a pattern. Each comes with the concrete path to each endpoint, in the endpoints'
+        order."""
         cfg = self.config
         chosen: list[tuple[int, np.ndarray, Paths]] = []
         # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
@@ -212,9 +236,14 @@ class Frag(Method):
         room = room or (cfg.top_paths if routed else cfg.zero_shot_paths)
         share = 1.0 if routed else cfg.zero_shot_pattern_share
         ppr = None
+        taken_patterns: dict[tuple[int, ...], float] = {}  # the patterns chosen so far, with their scores
         for k in np.argsort(-scores, kind="stable"):
             if room <= 0 or (chosen and margin is not None and scores[k] < scores[chosen[0][0]] - margin):
                 break
+            if extension_margin is not None and _extends_better(
+                reach.patterns[k], scores[k], taken_patterns, extension_margin, self.kg.num_relations
+            ):
+                continue
             ends = reach.endpoints(int(k))
             ends = ends[~taken[ends]]
             walked = None
@@ -247,6 +276,7 @@ class Frag(Method):
                 order = np.argsort(reached, kind="stable")
                 walked = subset(walked, order[np.searchsorted(reached[order], ends)])
             chosen.append((int(k), ends, walked))
+            taken_patterns[_pattern_key(reach.patterns[k])] = float(scores[k])
         return chosen
 
     def _pattern_paths(
@@ -279,8 +309,10 @@ class Frag(Method):
             if not len(reach):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
-            margin = cfg.answer_margin if for_answer and not routed else None
-            chosen = self._choose(topics, reach, scores, routed, room, margin)
+            answering = for_answer and not routed
+            margin = cfg.answer_margin if answering else None
+            extension = cfg.extension_margin if answering else None
+            chosen = self._choose(topics, reach, scores, routed, room, margin, extension)
             parts, part_scores = [], []
             for k, _, paths in chosen:
                 parts.append(paths)

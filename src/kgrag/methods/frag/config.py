@@ -53,6 +53,9 @@ class FragConfig(MethodConfig):
     # per hop / 15 each / first 100): renamed MetaQA 0.82 -> 0.80, university / family / catalogue 0.87 / 0.87 /
     # 0.80 -> 0.93 / 0.80 / 0.93 at 460 -> 295 prompt tokens, WebQSP proxy 0.67 either way at 599 -> 415
     answer_margin: Annotated[float | None, ClientRange(0, 10)] = 0.1
+    # ... and no pattern that extends a pattern taken and scores more than extension_margin below it (None: no
+    # such rule): the scorer found its extra hops unasked for
+    extension_margin: Annotated[float | None, ClientRange(0, 10)] = None
     # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
     # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
     # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
