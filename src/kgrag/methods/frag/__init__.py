@@ -225,7 +225,8 @@ class Frag(Method):
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
         each pattern taking at most ``zero_shot_pattern_share`` of what is left), stopping at the first pattern
         that scores more than ``margin`` below the best one taken, and skipping a pattern that extends one taken
-        but scores more than ``extension_margin`` below it (its extra hops are not what the question asks);
+        but scores more than ``extension_margin`` below it (its extra hops are not what the question asks) and
+        would list more than ``extension_ends`` entities;
         PPR breaks ties inside a pattern. Each comes with the concrete path to each endpoint, in the endpoints'
         order."""
         cfg = self.config
@@ -240,12 +241,16 @@ class Frag(Method):
         for k in np.argsort(-scores, kind="stable"):
             if room <= 0 or (chosen and margin is not None and scores[k] < scores[chosen[0][0]] - margin):
                 break
-            if extension_margin is not None and _extends_better(
-                reach.patterns[k], scores[k], taken_patterns, extension_margin, self.kg.num_relations
-            ):
-                continue
             ends = reach.endpoints(int(k))
             ends = ends[~taken[ends]]
+            if (
+                extension_margin is not None
+                and len(ends) > cfg.extension_ends
+                and _extends_better(
+                    reach.patterns[k], scores[k], taken_patterns, extension_margin, self.kg.num_relations
+                )
+            ):
+                continue
             walked = None
             if len(ends) and reach.lengths[k] > 2:  # only a walk that turns back reaches some of them
                 walked = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)

@@ -56,6 +56,7 @@ class FragConfig(MethodConfig):
     # ... and no pattern that extends a pattern taken and scores more than extension_margin below it (None: no
     # such rule): the scorer found its extra hops unasked for
     extension_margin: Annotated[float | None, ClientRange(0, 10)] = None
+    extension_ends: Annotated[int, ClientRange(0, 1000)] = 0  # ... when it would list more entities than this
     # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
     # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
     # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
