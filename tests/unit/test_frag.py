@@ -502,6 +502,11 @@ def test_the_answer_call_drops_extensions_of_better_patterns(kg):
     ]
     kept, before = (s.outputs["patterns"] for s in steps)
     assert kept and len(kept) < len(before)
+    lists = get_method("frag")(kg, extension_margin=0.0, extension_ends=1000, **common)  # short extensions stay
+    assert (
+        next(s for s in lists.answer(question, ["Al Pacino"]).trace if s.name == "rank_paths").outputs["patterns"]
+        == before
+    )
     names = {pattern_label(kg, [r]): r for r in range(2 * kg.num_relations)}
     for p in kept:
         for q in kept:

@@ -54,9 +54,15 @@ class FragConfig(MethodConfig):
     # 0.80 -> 0.93 / 0.80 / 0.93 at 460 -> 295 prompt tokens, WebQSP proxy 0.67 either way at 599 -> 415
     answer_margin: Annotated[float | None, ClientRange(0, 10)] = 0.1
     # ... and no pattern that extends a pattern taken and scores more than extension_margin below it (None: no
-    # such rule): the scorer found its extra hops unasked for
+    # such rule) when it would list more than extension_ends entities: the scorer found its extra hops unasked
+    # for, and a list past the answer draws a small model away ("what films does X appear in" -> the films
+    # sharing a genre with X's film). Not the default: paired on the same dev questions, 0 and 3 give renamed
+    # MetaQA first 30 per hop 0.80 / 0.87 / 0.73 -> 0.87 / 0.87 / 0.70 at 546 -> 360 prompt tokens (1-hop), the
+    # WebQSP proxy's first 100 0.70 either way, university / family / catalogue 0.87 / 0.80 / 0.93 -> 0.93 /
+    # 0.73 / 0.93; with grounding="score" renamed MetaQA gets 0.90 / 0.93 / 0.83 but family 0.67 and the proxy
+    # 0.68 (benchmarks/results/frag_extensions.json)
     extension_margin: Annotated[float | None, ClientRange(0, 10)] = None
-    extension_ends: Annotated[int, ClientRange(0, 1000)] = 0  # ... when it would list more entities than this
+    extension_ends: Annotated[int, ClientRange(0, 1000)] = 0
     # ... and no pattern takes more than this share of the paths still free, so one pattern with thousands of
     # endpoints (the films of a genre) cannot crowd out the next (renamed MetaQA dev, 300/hop: answer recall
     # 0.967 / 0.943 / 0.902 with all of it, 0.992 / 0.963 / 0.902 with 0.7; WebQSP proxy 0.808 -> 0.810)
