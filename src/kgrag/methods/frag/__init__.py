@@ -225,10 +225,9 @@ class Frag(Method):
         """Endpoints pattern by pattern (best first) until ``top_paths`` (without a router: ``zero_shot_paths``,
         each pattern taking at most ``zero_shot_pattern_share`` of what is left), stopping at the first pattern
         that scores more than ``margin`` below the best one taken, and skipping a pattern that extends one taken
-        but scores more than ``extension_margin`` below it (its extra hops are not what the question asks) and
-        would list more than ``extension_ends`` entities;
-        PPR breaks ties inside a pattern. Each comes with the concrete path to each endpoint, in the endpoints'
-        order."""
+        but scores more than ``extension_margin`` below it (its extra hops are not what the question asks) when
+        it would list more than ``extension_ends`` entities not yet taken; PPR breaks ties inside a pattern.
+        Each comes with the concrete path to each endpoint, in the endpoints' order."""
         cfg = self.config
         chosen: list[tuple[int, np.ndarray, Paths]] = []
         # unnamed nodes (CVTs) are not answers: a longer pattern walks through them to the named entities
