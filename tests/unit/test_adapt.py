@@ -256,3 +256,39 @@ def test_adapt_cli(store, tmp_path):
     folder.mkdir()
     bad = run_cli("adapt", str(folder), ok=False)
     assert bad.returncode == 2 and "not a kgrag KG store" in bad.stderr
+
+
+class _PhrasingLLM(LLM):
+    """Writes "which films did {actor} act in" for the cast member relation and nothing usable otherwise."""
+
+    model_id = "phrasing"
+
+    def _generate(self, messages, params) -> Generation:
+        facts = re.findall(r'One of its facts: "[^"]+" cast member "([^"]+)"', messages[-1]["content"])
+        if facts:
+            return Generation(f"<kind>films</kind><ask_subject>which films did {facts[-1]} act in</ask_subject>", 1, 1)
+        return Generation("nothing", 1, 1)
+
+
+def test_the_zero_shot_scorer_reads_what_the_llm_wrote_for_each_relation(store):
+    """`kgrag adapt --describe` keeps the LLM's phrasings in adapt.json; frag's zero-shot scorer adds them to
+    the relation's words, so "act in" comes nearer ``cast member`` than before, and only on this KG."""
+    from kgrag.methods.frag.adapt import adapted_phrasings
+    from kgrag.methods.frag.alignment import relation_phrase_vectors
+    from kgrag.models.embeddings import load_embedder
+
+    kg = load_kg(store)
+    assert adapted_phrasings(kg) == {}
+    adapt(kg, AdaptSettings(questions=360, max_answers=25, calibration=0, describe=4), llm=_PhrasingLLM())
+    kg = load_kg(store)
+    cast = kg.relations.index("cast member")
+    phrasings = adapted_phrasings(kg)
+    assert list(phrasings) == [cast] and phrasings[cast][0] == "which films did {x} act in"
+    assert adapted_phrasings(KnowledgeGraph.from_triples(_film_triples())) == {}  # not this KG's store
+    embedder = load_embedder("static")
+    with_llm = get_method("frag")(kg, embedder=embedder, patterns="none", router="none")
+    without = get_method("frag")(kg, embedder=embedder, patterns="none", router="none", relation_phrasings=False)
+    assert with_llm.relation_text.phrasings[cast] and not without.relation_text.phrasings
+    span = embedder.encode(["act in"])[0]
+    before, after = (relation_phrase_vectors(kg, embedder, m.relation_text)[cast] @ span for m in (without, with_llm))
+    assert after > before

@@ -13,7 +13,7 @@ import pytest
 from kgrag.graph.algorithms import simple_paths
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
-from kgrag.methods.frag.patterns import best_pattern, paths_to, pattern_label, reachable_patterns
+from kgrag.methods.frag.patterns import best_pattern, extends_better, paths_to, pattern_label, reachable_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, RouterError, features, mask_entities, read_labelled
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import load_embedder
@@ -475,16 +475,14 @@ def test_the_answer_call_may_read_only_the_patterns_near_the_best_score(kg):
 def test_an_extension_scoring_below_the_pattern_it_extends_is_not_read():
     """``extension_margin``: a pattern that goes on from one already taken must score within the margin of it,
     unless it first turns back along that pattern's last relation ("films sharing a screenwriter with X")."""
-    from kgrag.methods.frag import _extends_better
-
     taken = {(0,): 0.5, (0, 3): 0.45}  # three relations: 3 is relation 0 reversed
     pad = -1
-    assert _extends_better(np.array([0, 1, pad]), 0.4, taken, 0.0, 3)  # a hop the question does not ask for
-    assert not _extends_better(np.array([0, 1, pad]), 0.6, taken, 0.0, 3)  # an extension that earns its hop
-    assert not _extends_better(np.array([0, 1, pad]), 0.4, taken, 0.2, 3)  # within the margin
-    assert not _extends_better(np.array([0, 3, pad]), 0.4, taken, 0.0, 3)  # out and back
-    assert _extends_better(np.array([0, 3, 1]), 0.44, taken, 0.0, 3)  # goes on from the out-and-back
-    assert not _extends_better(np.array([1, 2, pad]), 0.0, taken, 0.0, 3)  # extends nothing taken
+    assert extends_better(np.array([0, 1, pad]), 0.4, taken, 0.0, 3)  # a hop the question does not ask for
+    assert not extends_better(np.array([0, 1, pad]), 0.6, taken, 0.0, 3)  # an extension that earns its hop
+    assert not extends_better(np.array([0, 1, pad]), 0.4, taken, 0.2, 3)  # within the margin
+    assert not extends_better(np.array([0, 3, pad]), 0.4, taken, 0.0, 3)  # out and back
+    assert extends_better(np.array([0, 3, 1]), 0.44, taken, 0.0, 3)  # goes on from the out-and-back
+    assert not extends_better(np.array([1, 2, pad]), 0.0, taken, 0.0, 3)  # extends nothing taken
 
 
 def test_the_answer_call_drops_extensions_of_better_patterns(kg):

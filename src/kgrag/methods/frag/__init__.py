@@ -40,7 +40,14 @@ from kgrag.methods.base import (
 )
 from kgrag.methods.frag.alignment import AlignmentCosts, RelationText, SpanSimilarities, aligned_pattern_scores
 from kgrag.methods.frag.config import FragConfig
-from kgrag.methods.frag.patterns import PatternReach, paths_to, pattern_label, reachable_patterns
+from kgrag.methods.frag.patterns import (
+    PatternReach,
+    extends_better,
+    paths_to,
+    pattern_key,
+    pattern_label,
+    reachable_patterns,
+)
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
@@ -62,27 +69,6 @@ def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
         seen |= new
         keep.append(i)
     return np.asarray(keep, dtype=np.int64)
-
-
-def _pattern_key(pattern: np.ndarray) -> tuple[int, ...]:
-    return tuple(int(r) for r in pattern if r >= 0)
-
-
-def _extends_better(
-    pattern: np.ndarray, score: float, taken: dict[tuple[int, ...], float], margin: float, num_relations: int
-) -> bool:
-    """Whether ``pattern`` extends a pattern already taken that scores more than ``margin`` above it: the
-    question is answered at the shorter pattern's ends, and the longer one's lists of entities past them only
-    draw a small model away (renamed MetaQA: "what films does X appear in" read the films sharing a genre with
-    X's film as the answer). An extension that first turns back along the taken pattern's last relation is
-    exempt: "films that share a screenwriter with X" is the out-and-back ``screenwriter, screenwriter⁻¹``, one
-    mention like ``screenwriter`` itself, so it always scores a hop below "the screenwriter of X"."""
-    key = _pattern_key(pattern)
-    for n in range(1, len(key)):
-        turns_back = key[n] == (key[n - 1] + num_relations) % (2 * num_relations)
-        if not turns_back and score < taken.get(key[:n], -np.inf) - margin:
-            return True
-    return False
 
 
 @registry.register("frag")
@@ -146,8 +132,21 @@ class Frag(Method):
         for the relation ranking and the pattern scoring; None when patterns are not scored by alignment."""
         if self.pattern_classifier is not None or self.config.zero_shot_scoring != "align":
             return None
-        text = RelationText(self.config.relation_examples, self.config.relation_example_weight)
-        return SpanSimilarities.of(self.kg, self.text_embedder, masked, text)
+        return SpanSimilarities.of(self.kg, self.text_embedder, masked, self.relation_text)
+
+    @cached_property
+    def relation_text(self) -> RelationText:
+        """How the zero-shot scorer describes relations: words, frequent tails and, where `kgrag adapt
+        --describe` ran on this KG, what the LLM wrote for each."""
+        cfg = self.config
+        phrasings: tuple[tuple[str, ...], ...] = ()
+        if cfg.relation_phrasings and cfg.phrasing_weight:
+            from kgrag.methods.frag.adapt import adapted_phrasings  # training code: loaded only to find its output
+
+            written = adapted_phrasings(self.kg)
+            if written:
+                phrasings = tuple(written.get(r, ()) for r in range(self.kg.num_relations))
+        return RelationText(cfg.relation_examples, cfg.relation_example_weight, phrasings, cfg.phrasing_weight)
 
     def _relations(
         self, question: str, sims: SpanSimilarities | None, topics: list[int], hops: int, routed: bool
@@ -245,7 +244,7 @@ class Frag(Method):
             if (
                 extension_margin is not None
                 and len(ends) > cfg.extension_ends
-                and _extends_better(
+                and extends_better(
                     reach.patterns[k], scores[k], taken_patterns, extension_margin, self.kg.num_relations
                 )
             ):
@@ -258,18 +257,7 @@ class Frag(Method):
                 continue
             cap = max(1, int(room * share))
             if len(ends) > cap:
-                if ppr is None:  # PPR on the reached subgraph, seeded at the topics
-                    ball = np.unique(np.concatenate([np.asarray(topics, np.int64), reach.entity]))
-                    ranked = personalized_pagerank(
-                        self.kg,
-                        topics,
-                        damping=cfg.damping,
-                        max_iter=cfg.ppr_max_iter,
-                        tol=cfg.ppr_tol,
-                        restrict_to=ball if len(ball) < self.kg.num_entities // 2 else None,
-                    )
-                    ppr = np.zeros(self.kg.num_entities)
-                    ppr[ranked.nodes] = ranked.scores
+                ppr = self._reach_ppr(topics, reach) if ppr is None else ppr
                 ends = ends[np.argsort(-ppr[ends], kind="stable")[:cap]]
             taken[ends] = True
             room -= len(ends)
@@ -280,8 +268,24 @@ class Frag(Method):
                 order = np.argsort(reached, kind="stable")
                 walked = subset(walked, order[np.searchsorted(reached[order], ends)])
             chosen.append((int(k), ends, walked))
-            taken_patterns[_pattern_key(reach.patterns[k])] = float(scores[k])
+            taken_patterns[pattern_key(reach.patterns[k])] = float(scores[k])
         return chosen
+
+    def _reach_ppr(self, topics: list[int], reach: PatternReach) -> np.ndarray:
+        """Personalized PageRank from the topics over the subgraph the patterns reached, per entity."""
+        cfg = self.config
+        ball = np.unique(np.concatenate([np.asarray(topics, np.int64), reach.entity]))
+        ranked = personalized_pagerank(
+            self.kg,
+            topics,
+            damping=cfg.damping,
+            max_iter=cfg.ppr_max_iter,
+            tol=cfg.ppr_tol,
+            restrict_to=ball if len(ball) < self.kg.num_entities // 2 else None,
+        )
+        ppr = np.zeros(self.kg.num_entities)
+        ppr[ranked.nodes] = ranked.scores
+        return ppr
 
     def _pattern_paths(
         self,

@@ -57,6 +57,7 @@ from kgrag.models.llm.base import LLM
 ROUTER_FILE = "frag_router.npz"
 PATTERNS_FILE = "frag_patterns.npz"
 SUMMARY_FILE = "adapt.json"  # written last: its presence marks a finished directory
+PHRASING_PARTS = ("ask_object", "ask_subject", "object_phrase", "subject_phrase")  # in adapt.json, per relation
 QUESTIONS_FILE = "questions.jsonl"  # the synthetic questions, for inspection or reuse with `kgrag frag-train`
 FORMAT = "kgrag-adapt-v1"
 
@@ -73,31 +74,57 @@ def adapted_dir(kg: KnowledgeGraph) -> Path:
 def adapted_models(kg: KnowledgeGraph) -> tuple[Path | None, Path | None]:
     """Paths of the router and pattern scorer `kgrag adapt` kept for ``kg``, each None when absent.
 
-    Both are None when the directory was made for another version of the KG, or when a file differs from the
-    digest recorded in ``adapt.json`` (edited or damaged after it was written: the store's manifest cannot
-    cover files written later). A mismatch is logged (logger ``kgrag.adapt``), as derived data that must be
-    rebuilt; ``kgrag adapt`` rebuilds it.
+    Both are None when the adaptation is not valid for ``kg`` (:func:`_record_of`).
 
     >>> router, patterns = adapted_models(load_kg("my-kg"))  # doctest: +SKIP
     """
-    if kg.store_path is None or kg.checksum is None:
+    if _record_of(kg) is None:
         return None, None
+    target = kg.store_path / ADAPTED_DIR  # type: ignore[operator]
+    router, patterns = target / ROUTER_FILE, target / PATTERNS_FILE
+    return (router if router.is_file() else None), (patterns if patterns.is_file() else None)
+
+
+def adapted_phrasings(kg: KnowledgeGraph) -> dict[int, tuple[str, ...]]:
+    """What the LLM wrote for each relation during `kgrag adapt --describe` (questions and phrases, the fact's
+    name as ``{x}``), by relation id; empty when there is no valid adaptation for ``kg`` or it phrased nothing.
+    The zero-shot pattern scorer reads them as more words for the relation, whether or not adapt kept a model."""
+    record = _record_of(kg)
+    phrasings = record.get("relation_phrasings") if record else None
+    if not isinstance(phrasings, dict):
+        return {}
+    index = {name: i for i, name in enumerate(kg.relations)}
+    out: dict[int, tuple[str, ...]] = {}
+    for name, parts in phrasings.items():
+        if name in index and isinstance(parts, dict):
+            lines = [x for key in PHRASING_PARTS for x in parts.get(key) or () if isinstance(x, str)]
+            if lines:
+                out[index[name]] = tuple(lines)
+    return out
+
+
+def _record_of(kg: KnowledgeGraph) -> dict[str, Any] | None:
+    """``adapt.json`` of ``kg``'s adaptation, or None when absent, made for another version of the KG, or when
+    a file differs from the digest it records (edited or damaged after it was written: the store's manifest
+    cannot cover files written later). A mismatch is logged (logger ``kgrag.adapt``), as derived data that
+    must be rebuilt; ``kgrag adapt`` rebuilds it."""
+    if kg.store_path is None or kg.checksum is None:
+        return None
     target = kg.store_path / ADAPTED_DIR
     try:
         record = json.loads((target / SUMMARY_FILE).read_text("utf-8"))
     except FileNotFoundError:
-        return None, None
+        return None
     except (OSError, ValueError) as exc:
         log.warning("%s: unreadable (%s); run `kgrag adapt` again", target / SUMMARY_FILE, exc)
-        return None, None
+        return None
     if not isinstance(record, dict) or record.get("kg_checksum") != kg.checksum:
         log.warning("%s: made for another version of this KG; run `kgrag adapt` again", target)
-        return None, None
+        return None
     if record.get("files") != digest_files(target, exclude=frozenset({SUMMARY_FILE})):
         log.warning("%s: files differ from those `kgrag adapt` wrote; run `kgrag adapt` again", target)
-        return None, None
-    router, patterns = target / ROUTER_FILE, target / PATTERNS_FILE
-    return (router if router.is_file() else None), (patterns if patterns.is_file() else None)
+        return None
+    return record
 
 
 def _questions(

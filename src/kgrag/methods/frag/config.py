@@ -92,6 +92,10 @@ class FragConfig(MethodConfig):
     # MetaQA dev 300/hop 0.997 / 0.969 / 0.896 -> 1.000 / 0.981 / 0.936, WebQSP proxy dev 0.798 -> 0.801); 0: words only
     relation_examples: Annotated[int, ClientRange(0, 20)] = 5
     relation_example_weight: Annotated[float, ClientRange(0, 5)] = 0.5
+    # ... plus, where `kgrag adapt --describe` ran on this KG, the mean vector of the questions and phrases the
+    # LLM wrote for each relation ("which films did {x} act in" for `cast member`), weighted phrasing_weight
+    relation_phrasings: bool = True
+    phrasing_weight: Annotated[float, ClientRange(0, 5)] = 0.25
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "score" (all kept, ordered by the score of
     # the path ending at each), "none" (as the model wrote them, KG names first); "auto": "pattern" when

@@ -318,3 +318,25 @@ def _spelled_reach(
         if not active.any():
             break
     return PatternReach(patterns, lengths, pattern_idx.ravel(), entity_all, truncated)
+
+
+def pattern_key(pattern: np.ndarray) -> tuple[int, ...]:
+    """A pattern row (padded with -1) as the tuple of its directed relation ids."""
+    return tuple(int(r) for r in pattern if r >= 0)
+
+
+def extends_better(
+    pattern: np.ndarray, score: float, taken: dict[tuple[int, ...], float], margin: float, num_relations: int
+) -> bool:
+    """Whether ``pattern`` extends a pattern already taken that scores more than ``margin`` above it: the
+    question is answered at the shorter pattern's ends, and the longer one's lists of entities past them only
+    draw a small model away (renamed MetaQA: "what films does X appear in" read the films sharing a genre with
+    X's film as the answer). An extension that first turns back along the taken pattern's last relation is
+    exempt: "films that share a screenwriter with X" is the out-and-back ``screenwriter, screenwriter⁻¹``, one
+    mention like ``screenwriter`` itself, so it always scores a hop below "the screenwriter of X"."""
+    key = pattern_key(pattern)
+    for n in range(1, len(key)):
+        turns_back = key[n] == (key[n - 1] + num_relations) % (2 * num_relations)
+        if not turns_back and score < taken.get(key[:n], -np.inf) - margin:
+            return True
+    return False
