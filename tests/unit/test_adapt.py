@@ -271,8 +271,8 @@ class _PhrasingLLM(LLM):
 
 
 def test_the_zero_shot_scorer_reads_what_the_llm_wrote_for_each_relation(store):
-    """`kgrag adapt --describe` keeps the LLM's phrasings in adapt.json; frag's zero-shot scorer adds them to
-    the relation's words, so "act in" comes nearer ``cast member`` than before, and only on this KG."""
+    """`kgrag adapt --describe` keeps the LLM's phrasings in adapt.json; with ``relation_phrasings`` frag's
+    zero-shot scorer adds them to the relation's words, so "act in" comes nearer ``cast member``, only on this KG."""
     from kgrag.methods.frag.adapt import adapted_phrasings
     from kgrag.methods.frag.alignment import relation_phrase_vectors
     from kgrag.models.embeddings import load_embedder
@@ -286,8 +286,8 @@ def test_the_zero_shot_scorer_reads_what_the_llm_wrote_for_each_relation(store):
     assert list(phrasings) == [cast] and phrasings[cast][0] == "which films did {x} act in"
     assert adapted_phrasings(KnowledgeGraph.from_triples(_film_triples())) == {}  # not this KG's store
     embedder = load_embedder("static")
-    with_llm = get_method("frag")(kg, embedder=embedder, patterns="none", router="none")
-    without = get_method("frag")(kg, embedder=embedder, patterns="none", router="none", relation_phrasings=False)
+    with_llm = get_method("frag")(kg, embedder=embedder, patterns="none", router="none", relation_phrasings=True)
+    without = get_method("frag")(kg, embedder=embedder, patterns="none", router="none")  # the default: off
     assert with_llm.relation_text.phrasings[cast] and not without.relation_text.phrasings
     span = embedder.encode(["act in"])[0]
     before, after = (relation_phrase_vectors(kg, embedder, m.relation_text)[cast] @ span for m in (without, with_llm))

@@ -92,9 +92,15 @@ class FragConfig(MethodConfig):
     # MetaQA dev 300/hop 0.997 / 0.969 / 0.896 -> 1.000 / 0.981 / 0.936, WebQSP proxy dev 0.798 -> 0.801); 0: words only
     relation_examples: Annotated[int, ClientRange(0, 20)] = 5
     relation_example_weight: Annotated[float, ClientRange(0, 5)] = 0.5
-    # ... plus, where `kgrag adapt --describe` ran on this KG, the mean vector of the questions and phrases the
-    # LLM wrote for each relation ("which films did {x} act in" for `cast member`), weighted phrasing_weight
-    relation_phrasings: bool = True
+    # ... plus, where `kgrag adapt --describe` ran on this KG, the vector of the words the LLM wrote for each
+    # relation that few other relations' lines use ("which actor is in {x}" -> "actor" for `cast member`),
+    # weighted phrasing_weight. No LLM at question time; the best pattern reaches a gold answer more often on
+    # renamed MetaQA (first 100 per hop 0.96 / 0.58 / 0.54 -> 0.96 / 0.64 / 0.59 at 0.25, 0.15-0.35 alike;
+    # questions 101-200, not used to choose: 0.98 / 0.56 / 0.45 -> 0.98 / 0.63 / 0.52), less on family (1-hop
+    # 0.83 -> 0.50), and end to end it changed little (paired, renamed first 30 per hop 0.80 / 0.87 / 0.73 ->
+    # 0.77 / 0.87 / 0.77, user-style KGs 0.87 / 0.80 / 0.93 -> 0.87 / 0.87 / 0.93), so it is off by default
+    # (benchmarks/results/frag_relation_phrasings.json)
+    relation_phrasings: bool = False
     phrasing_weight: Annotated[float, ClientRange(0, 5)] = 0.25
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "score" (all kept, ordered by the score of
