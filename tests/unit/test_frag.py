@@ -488,8 +488,6 @@ def test_an_extension_scoring_below_the_pattern_it_extends_is_not_read():
 def test_the_answer_call_drops_extensions_of_better_patterns(kg):
     """With ``extension_margin=0`` no pattern the answer call reads extends a better-scored one it reads (turning
     back excepted), and it reads no more patterns than without the rule."""
-    from kgrag.methods.frag.patterns import pattern_label
-
     llm = ScriptedLLM({"rules": [{"prompt": "frag_answer", "response": "<answers>Michael Mann"}]})
     common = {"llm": llm, "embedder": load_embedder("static"), "grounding": "none"}
     question = "what films did Al Pacino act in"

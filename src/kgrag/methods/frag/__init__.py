@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -271,18 +272,16 @@ class Frag(Method):
             taken_patterns[pattern_key(reach.patterns[k])] = float(scores[k])
         return chosen
 
+    @property
+    def _ppr_settings(self) -> dict[str, Any]:
+        """Personalized PageRank's settings, for both of frag's uses of it."""
+        return {"damping": self.config.damping, "max_iter": self.config.ppr_max_iter, "tol": self.config.ppr_tol}
+
     def _reach_ppr(self, topics: list[int], reach: PatternReach) -> np.ndarray:
         """Personalized PageRank from the topics over the subgraph the patterns reached, per entity."""
-        cfg = self.config
         ball = np.unique(np.concatenate([np.asarray(topics, np.int64), reach.entity]))
-        ranked = personalized_pagerank(
-            self.kg,
-            topics,
-            damping=cfg.damping,
-            max_iter=cfg.ppr_max_iter,
-            tol=cfg.ppr_tol,
-            restrict_to=ball if len(ball) < self.kg.num_entities // 2 else None,
-        )
+        restrict = ball if len(ball) < self.kg.num_entities // 2 else None
+        ranked = personalized_pagerank(self.kg, topics, restrict_to=restrict, **self._ppr_settings)
         ppr = np.zeros(self.kg.num_entities)
         ppr[ranked.nodes] = ranked.scores
         return ppr
@@ -342,13 +341,7 @@ class Frag(Method):
         cfg = self.config
         with trace.step("subgraph") as step:
             sub = ppr_pruned_subgraph(
-                self.kg,
-                topics,
-                hops=cfg.complex_subgraph_hops,
-                top_n=cfg.top_nodes,
-                damping=cfg.damping,
-                max_iter=cfg.ppr_max_iter,
-                tol=cfg.ppr_tol,
+                self.kg, topics, hops=cfg.complex_subgraph_hops, top_n=cfg.top_nodes, **self._ppr_settings
             )
             step.outputs.update({"ball_entities": len(sub.ball_nodes), "kept_entities": len(sub.nodes)})
         with trace.step("paths") as step:

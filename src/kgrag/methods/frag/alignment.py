@@ -30,13 +30,14 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.frag.patterns import PatternReach
+from kgrag.methods.frag.patterns import PatternReach, pattern_key, reversed_relation
 from kgrag.methods.frag.router import ENTITY_TOKEN
 from kgrag.methods.frag.synthetic import SLOT, humanise
 from kgrag.models.embeddings import Embedder
@@ -147,10 +148,7 @@ def _phrasing_vectors(embedder: Embedder, phrasings: tuple[tuple[str, ...], ...]
     when at most a quarter of the phrased relations' lines use it (one relation at least)."""
     words = [[w.lower() for line in said for w in _WORD.findall(line.replace(SLOT, " "))] for said in phrasings]
     phrased = sum(bool(w) for w in words)
-    df: dict[str, int] = {}
-    for ws in words:
-        for w in set(ws):
-            df[w] = df.get(w, 0) + 1
+    df = Counter(w for ws in words for w in set(ws))
     limit = max(1, phrased // 4)
     texts = [" ".join(dict.fromkeys(w for w in ws if df[w] <= limit)) for ws in words]
     out = np.zeros(shape, dtype=np.float64)
@@ -165,7 +163,7 @@ def mentions(
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
     """The relation mentions of pattern ``k`` (tuples of relation ids, out-and-back pairs and hops through
     unnamed nodes joined, see the module docstring), and which of them are out-and-back pairs."""
-    path = [int(p) for p in reach.patterns[k] if p >= 0]
+    path = pattern_key(reach.patterns[k])
     groups: list[tuple[int, ...]] = []
     pairs: list[int] = []
     i = 0
@@ -174,11 +172,11 @@ def mentions(
         j = i
         while j + 1 < len(path):
             nxt = path[j + 1]
-            if len(group) == 1 and nxt % num_relations == group[0] and nxt != path[j]:
+            if len(group) == 1 and nxt == reversed_relation(path[j], num_relations):
                 j += 1  # out and back: "shares r with"
                 pairs.append(len(groups))
                 break
-            middle = prefix.get(tuple(path[: j + 1]))
+            middle = prefix.get(path[: j + 1])
             if middle is None or not through_unnamed[middle]:
                 break
             group.append(nxt % num_relations)
@@ -308,7 +306,7 @@ def aligned_pattern_scores(
 ) -> np.ndarray:
     """Each pattern's alignment score with the question (higher is better)."""
     n = kg.num_relations
-    prefix = {tuple(int(x) for x in reach.patterns[k] if x >= 0): k for k in range(len(reach))}
+    prefix = {pattern_key(reach.patterns[k]): k for k in range(len(reach))}
     counts = np.bincount(reach.pattern, minlength=len(reach))
     unnamed = np.bincount(reach.pattern, weights=unnamed_entities(kg)[reach.entity], minlength=len(reach))
     through_unnamed = unnamed > 0.5 * np.maximum(counts, 1)

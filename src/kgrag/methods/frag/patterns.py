@@ -320,9 +320,14 @@ def _spelled_reach(
     return PatternReach(patterns, lengths, pattern_idx.ravel(), entity_all, truncated)
 
 
-def pattern_key(pattern: np.ndarray) -> tuple[int, ...]:
+def pattern_key(pattern: Sequence[int] | np.ndarray) -> tuple[int, ...]:
     """A pattern row (padded with -1) as the tuple of its directed relation ids."""
     return tuple(int(r) for r in pattern if r >= 0)
+
+
+def reversed_relation(relation: int, num_relations: int) -> int:
+    """The directed id of ``relation`` walked the other way (``r`` ↔ ``r + num_relations``)."""
+    return (relation + num_relations) % (2 * num_relations)
 
 
 def extends_better(
@@ -336,7 +341,7 @@ def extends_better(
     mention like ``screenwriter`` itself, so it always scores a hop below "the screenwriter of X"."""
     key = pattern_key(pattern)
     for n in range(1, len(key)):
-        turns_back = key[n] == (key[n - 1] + num_relations) % (2 * num_relations)
+        turns_back = key[n] == reversed_relation(key[n - 1], num_relations)
         if not turns_back and score < taken.get(key[:n], -np.inf) - margin:
             return True
     return False

@@ -20,7 +20,7 @@ import numpy as np
 from kgrag.errors import KGRagError
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.frag.patterns import pattern_label, reachable_patterns
+from kgrag.methods.frag.patterns import pattern_key, pattern_label, reachable_patterns, reversed_relation
 from kgrag.methods.frag.synthetic import QuestionWriter, RelationLexicon, humanise
 
 # English function words: the structure of a question, which the classifiers can rely on in real questions;
@@ -123,8 +123,8 @@ def _candidates(kg: KnowledgeGraph, hub_degree: int) -> _Candidates:
 
 def _degenerate(pattern: np.ndarray, num_relations: int) -> bool:
     """``r > r_inv > r``: back to the entity the first hop reached, i.e. a 1-hop question in disguise."""
-    p = [int(x) for x in pattern if x >= 0]
-    inv = [(x + num_relations) % (2 * num_relations) for x in p]
+    p = pattern_key(pattern)
+    inv = [reversed_relation(x, num_relations) for x in p]
     return any(p[i + 1] == inv[i] and p[i + 2] == p[i] for i in range(len(p) - 2))
 
 
@@ -205,7 +205,7 @@ def _ask_from(
     ok &= (named_ends >= 1) & (named_ends <= settings.max_answers)
     questions: list[SyntheticQuestion] = []
     topic = kg.entities[start]
-    index = {tuple(int(p) for p in row if p >= 0): k for k, row in enumerate(reach.patterns)}
+    index = {pattern_key(row): k for k, row in enumerate(reach.patterns)}
     for k in rng.permutation(np.flatnonzero(ok)):
         if len(questions) >= settings.per_start:
             break
@@ -216,7 +216,7 @@ def _ask_from(
         seen.add((start, label))
         ends = reach.endpoints(int(k))
         answers = sorted({kg.entities[e] for e in ends[cand.named[ends]]})
-        directed_ids = [int(p) for p in pattern if p >= 0]
+        directed_ids = list(pattern_key(pattern))
         # the entities a prefix of the pattern reaches: unnamed ones are not worded (see QuestionWriter.write)
         unnamed = [not cand.named[reach.endpoints(index[tuple(directed_ids[:j])])].any() for j in range(1, hops)]
         questions.append(SyntheticQuestion(writer.write(topic, directed_ids, unnamed), hops, label, topic, answers))

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kgrag.methods.frag.patterns import reversed_relation
+
 SLOT = "{x}"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[_\-/:#]+")
@@ -391,8 +393,7 @@ class QuestionWriter:
 
     def _is_shared(self, pattern: Sequence[int], i: int) -> bool:
         """Hops ``i`` and ``i + 1`` are one relation there and back (``r > r_inv`` or ``r_inv > r``)."""
-        n = self.num_relations
-        return i + 1 < len(pattern) and pattern[i + 1] == (pattern[i] + n) % (2 * n)
+        return i + 1 < len(pattern) and pattern[i + 1] == reversed_relation(pattern[i], self.num_relations)
 
     # ------------------------------------------------------------------ questions
     def write(self, topic: str, pattern: Sequence[int], unnamed: Sequence[bool] = ()) -> str:
