@@ -113,6 +113,11 @@ class Frag(Method):
         degree = self.kg.degree("both")
         return max(1000, int(np.quantile(degree, 0.9999))) if len(degree) else 1000
 
+    @property
+    def _walk_limits(self) -> dict[str, Any]:
+        """What the pattern search and the path walk do not walk through (patterns.py)."""
+        return {"hub_degree": self.hub_degree, "fanout": self.config.hub_fanout}
+
     @cached_property
     def text_embedder(self) -> Embedder:
         if self.embedder is not None:
@@ -252,7 +257,7 @@ class Frag(Method):
                 continue
             walked = None
             if len(ends) and reach.lengths[k] > 2:  # only a walk that turns back reaches some of them
-                walked = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
+                walked = paths_to(self.kg, topics, reach.patterns[k], ends, **self._walk_limits)
                 ends = ends[np.isin(ends, walked.endpoints())]
             if not len(ends):
                 continue
@@ -263,7 +268,7 @@ class Frag(Method):
             taken[ends] = True
             room -= len(ends)
             if walked is None:
-                walked = paths_to(self.kg, topics, reach.patterns[k], ends, hub_degree=self.hub_degree)
+                walked = paths_to(self.kg, topics, reach.patterns[k], ends, **self._walk_limits)
             else:  # a path does not depend on the other targets: the kept ends' rows, in their order
                 reached = walked.endpoints()
                 order = np.argsort(reached, kind="stable")
@@ -307,7 +312,7 @@ class Frag(Method):
                 self.kg,
                 topics,
                 hops,
-                hub_degree=self.hub_degree,
+                **self._walk_limits,
                 allowed_relations=relations,
                 prune_from=1 if routed else cfg.zero_shot_pruned_from,
             )

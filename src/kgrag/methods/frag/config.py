@@ -69,6 +69,9 @@ class FragConfig(MethodConfig):
     zero_shot_pattern_share: Annotated[float, ClientRange(0.01, 1)] = 0.7
     # entities with more edges are not walked through (topics always are); None: from the KG's degrees
     hub_degree: Annotated[int | None, ClientRange(1, 100_000)] = None
+    # ... nor along a relation they have more than hub_fanout edges of (None: no such limit): "Actor" joins 93
+    # people by profession on the WebQSP proxy, and "who is X's mom" then read 93 people's parents
+    hub_fanout: Annotated[int | None, ClientRange(1, 100_000)] = None
     classifier_weight: Annotated[float, ClientRange(0, 10)] = 1.0
     embedding_weight: Annotated[float, ClientRange(0, 10)] = 0.3
     length_bonus: Annotated[float, ClientRange(0, 10)] = 0.1  # patterns exactly as long as the predicted hop count
