@@ -346,6 +346,33 @@ def test_hubs_are_reached_but_not_walked_through(kg):
     )
 
 
+def test_fanout_stops_walks_through_a_relation_many_share_but_not_through_a_big_entity():
+    """``fanout``: not walked through along a relation the entity has more than N edges of (either direction),
+    whatever its degree; reached all the same."""
+    rows = [("Willow", "parents", "Jada"), ("Willow", "profession", "Actor"), ("Willow", "born_in", "Jamaica")]
+    rows += [(f"Star {i}", "profession", "Actor") for i in range(4)]
+    rows += [(f"Star {i}", "parents", f"Parent {i}") for i in range(4)]
+    rows += [("Jamaica", "language", "English"), ("Jamaica", "language", "Patois")]
+    rows += [(f"Town {i}", "located_in", "Jamaica") for i in range(20)]  # a big entity, few languages
+    kg = KnowledgeGraph.from_triples(rows)
+    willow, r = kg.entity_id("Willow"), kg.num_relations
+    profession, parents = kg.relation_id("profession"), kg.relation_id("parents")
+    through_actor = (profession, profession + r, parents)
+
+    def patterns(**limits):
+        reach = reachable_patterns(kg, [willow], 3, **limits)
+        return {tuple(int(x) for x in reach.patterns[k] if x >= 0): reach.endpoints(k) for k in range(len(reach))}
+
+    free, limited = patterns(hub_degree=10**9), patterns(hub_degree=10**9, fanout=3)
+    assert len(free[through_actor]) == 4 and through_actor not in limited
+    assert kg.entity_id("Actor") in limited[(profession,)].tolist()  # reached, not walked through
+    languages = (kg.relation_id("born_in"), kg.relation_id("language"))
+    assert sorted(kg.entities[e] for e in limited[languages]) == ["English", "Patois"]  # Jamaica: 23 edges
+    ends = free[through_actor]
+    assert len(paths_to(kg, [willow], list(through_actor), ends, hub_degree=10**9)) == 4
+    assert len(paths_to(kg, [willow], list(through_actor), ends, hub_degree=10**9, fanout=3)) == 0
+
+
 def test_frag_train_cli(tmp_path, kg):
     qs, ys = _toy_training()
     data = tmp_path / "labels.jsonl"
