@@ -15,7 +15,7 @@ simple paths, PageRank); this package is the one import users need.
 
 from __future__ import annotations
 
-from kgrag.graph.algorithms.edges import expand_ranges, incident_edges, relation_edges
+from kgrag.graph.algorithms.edges import expand_ranges, incident_edges, relation_edges, reversed_relation
 from kgrag.graph.algorithms.neighbourhood import k_hop
 from kgrag.graph.algorithms.pagerank import personalized_pagerank, seppr, transition_matrix
 from kgrag.graph.algorithms.relation_paths import follow_relation_path
@@ -35,6 +35,7 @@ __all__ = [
     "k_hop",
     "personalized_pagerank",
     "relation_edges",
+    "reversed_relation",
     "seppr",
     "shortest_path_lengths",
     "shortest_paths",

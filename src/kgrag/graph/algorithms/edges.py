@@ -12,6 +12,11 @@ from kgrag.graph.algorithms.results import IdsLike
 from kgrag.graph.kg import KnowledgeGraph
 
 
+def reversed_relation(relation: int, num_relations: int) -> int:
+    """The directed id of ``relation`` walked the other way (``r`` <-> ``r + num_relations``)."""
+    return (relation + num_relations) % (2 * num_relations)
+
+
 def as_ids(ids: IdsLike | int, n: int, what: str = "entity") -> np.ndarray:
     """``ids`` as a 1-d int64 array checked against ``[0, n)``, so a bad id fails here, not as an index error."""
     arr = np.atleast_1d(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms.edges import incident_edges
+from kgrag.graph.algorithms.edges import incident_edges, reversed_relation
 from kgrag.graph.algorithms.relation_paths import follow_relation_path
 from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.kg import INVERSE_SUFFIX, KnowledgeGraph, unique_ints
@@ -209,11 +209,10 @@ def _bridge(
 ) -> None:
     """Retry a path that reached nothing with one return hop inserted (``r1 -> r1_inv -> r2``); only paths
     that do not come back to an entity they passed are kept.  Fills ``out`` from the first that reaches."""
-    n_rel = kg.num_relations
     seen: set[tuple[int, ...]] = set()
     for _, directed in _directed_orientations(kg, hops, retry):
         for i in range(1, len(directed)):
-            back = (directed[i - 1] + n_rel) % (2 * n_rel)
+            back = reversed_relation(directed[i - 1], kg.num_relations)
             bridged = [*directed[:i], back, *directed[i:]]
             if tuple(bridged) in seen:
                 continue

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kgrag.graph.algorithms import reversed_relation
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.frag.patterns import PatternReach, pattern_key, reversed_relation
+from kgrag.methods.frag.patterns import PatternReach, pattern_key
 from kgrag.methods.frag.router import ENTITY_TOKEN
 from kgrag.methods.frag.synthetic import SLOT, humanise
 from kgrag.models.embeddings import Embedder

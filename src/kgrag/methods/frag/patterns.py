@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgrag.graph.algorithms import Paths, incident_edges
+from kgrag.graph.algorithms import Paths, incident_edges, reversed_relation
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 from kgrag.linking.normalize import normalize_answer
 
@@ -340,11 +340,6 @@ def _spelled_reach(
 def pattern_key(pattern: Sequence[int] | np.ndarray) -> tuple[int, ...]:
     """A pattern row (padded with -1) as the tuple of its directed relation ids."""
     return tuple(int(r) for r in pattern if r >= 0)
-
-
-def reversed_relation(relation: int, num_relations: int) -> int:
-    """The directed id of ``relation`` walked the other way (``r`` ↔ ``r + num_relations``)."""
-    return (relation + num_relations) % (2 * num_relations)
 
 
 def extends_better(

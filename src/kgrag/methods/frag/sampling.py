@@ -18,9 +18,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from kgrag.errors import KGRagError
+from kgrag.graph.algorithms import reversed_relation
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.frag.patterns import pattern_key, pattern_label, reachable_patterns, reversed_relation
+from kgrag.methods.frag.patterns import pattern_key, pattern_label, reachable_patterns
 from kgrag.methods.frag.synthetic import QuestionWriter, RelationLexicon, humanise
 
 # English function words: the structure of a question, which the classifiers can rely on in real questions;

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.methods.frag.patterns import reversed_relation
+from kgrag.graph.algorithms import reversed_relation
 
 SLOT = "{x}"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgrag.graph.algorithms.edges import relation_edges
+from kgrag.graph.algorithms.edges import relation_edges, reversed_relation
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.ultrag.dsl.nodes import Entity, Intersection, Projection, Query
 from kgrag.registry import Registry
@@ -157,7 +157,7 @@ def supporting_triples(
         if x is None:
             return
         rid = kg.relation_id(node.relation)
-        inverse = (rid + kg.num_relations) % (2 * kg.num_relations)
+        inverse = reversed_relation(rid, kg.num_relations)
         # edges entering ``target`` along the relation = edges leaving it along the inverse
         _, dst, tids = relation_edges(kg, np.array([target], np.int64), inverse, mask)
         if not len(dst):
