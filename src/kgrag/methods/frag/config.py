@@ -69,7 +69,7 @@ class FragConfig(MethodConfig):
     zero_shot_pattern_share: Annotated[float, ClientRange(0.01, 1)] = 0.7
     # entities with more edges are not walked through (topics always are); None: from the KG's degrees
     hub_degree: Annotated[int | None, ClientRange(1, 100_000)] = None
-    # ... nor along a relation they have more than hub_fanout edges of (None: no such limit): "Actor" joins 93
+    # ... nor along a relation they have more than hub_fanout edges of (None: no such limit): "Actor" joins 90
     # people by profession on the WebQSP proxy, and "who is X's mom" then read their parents. Not the default:
     # 30, paired on dev, renamed MetaQA first 30 per hop 0.80 / 0.87 / 0.73 -> 0.83 / 0.90 / 0.70 at 546 / 472 /
     # 815 -> 516 / 369 / 663 prompt tokens, WebQSP proxy first 100 0.70 -> 0.69, user-style KGs unchanged (no

@@ -10,8 +10,8 @@ concrete path per chosen endpoint for the evidence.
 Hub entities (degree above ``hub_degree``, e.g. a genre shared by 10,000 films) are reached but not expanded
 further when they are not a source: walking *through* them says nothing about the question and dominates the
 cost. With ``fanout``, an entity is also not walked through along a relation it has more than ``fanout`` edges
-of: a small KG's "Actor" joins 93 people by ``profession`` without being a hub by degree, and the walk
-``profession, profession⁻¹, parents`` lists 93 people's parents beside the one parent asked for. The count is
+of: a small KG's "Actor" joins 90 people by ``profession`` without being a hub by degree, and the walk
+``profession, profession⁻¹, parents`` lists their parents beside the one parent asked for. The count is
 per relation, so a country with thousands of edges is still walked through to its three languages.
 """
 
