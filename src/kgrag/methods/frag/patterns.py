@@ -54,12 +54,15 @@ def _degree(kg: KnowledgeGraph) -> np.ndarray:
     return kg.resources.get(("degree_both",), lambda: kg.degree("both").astype(np.int64))
 
 
-def _fanout(owner: np.ndarray, drel: np.ndarray, relations: int) -> np.ndarray:
-    """For each incident edge, how many edges of its relation (either direction: KGs built from paths store
-    some facts both ways) its owner has; all edges of the owners must be given, the count is over them."""
+def _within_fanout(owner: np.ndarray, drel: np.ndarray, relations: int, limit: int | None) -> np.ndarray | bool:
+    """Which incident edges leave an owner that has at most ``limit`` edges of their relation (either direction:
+    KGs built from paths store some facts both ways); every edge of the owners must be given, the count is over
+    them. No limit: all."""
+    if limit is None:
+        return True
     key = owner.astype(np.int64) * relations + drel % relations
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    return counts[inverse.ravel()]
+    return counts[inverse.ravel()] <= limit
 
 
 def reachable_patterns(
@@ -78,8 +81,7 @@ def reachable_patterns(
     ``allowed_relations`` (directed ids) limits the hops from the ``prune_from``-th on; the hops before it may
     use any relation."""
     sources = unique_ints(np.asarray(sources, dtype=np.int64))
-    n, width = kg.num_entities, max(max_length, 1)
-    degree = _degree(kg)
+    n, width, degree = kg.num_entities, max(max_length, 1), _degree(kg)
     is_source = np.zeros(n, bool)
     is_source[sources] = True
     allowed = None
@@ -102,9 +104,8 @@ def reachable_patterns(
         if not len(pair_entity):
             break
         owner, _, other, drel = incident_edges(kg, pair_entity, "both")
-        ok = ~is_source[other]  # paths never come back to a topic entity
-        if fanout is not None and depth > 1:
-            ok &= _fanout(owner, drel, kg.num_relations) <= fanout
+        # paths never come back to a topic entity (nor leave a non-source along a relation above the fan-out)
+        ok = ~is_source[other] & _within_fanout(owner, drel, kg.num_relations, fanout if depth > 1 else None)
         if allowed is not None and depth >= prune_from:
             ok &= allowed[drel]
         owner, other, drel = owner[ok], other[ok], drel[ok]
@@ -146,18 +147,15 @@ def paths_to(
     — so walking back from a target always finds a way.
     """
     sources = unique_ints(np.asarray(sources, dtype=np.int64))
-    rels = [int(r) for r in pattern if r >= 0]
-    degree = _degree(kg)
+    rels, degree = [int(r) for r in pattern if r >= 0], _degree(kg)
     steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    frontier = sources
-    walks = np.empty(0)
+    frontier, walks = sources, np.empty(0)
     for depth, rid in enumerate(rels):
         if depth > 0:
             frontier = frontier[degree[frontier] <= hub_degree]
         owner, tids, other, drel = incident_edges(kg, frontier, "both")
         keep = (drel == rid) & ~np.isin(other, sources)
-        if fanout is not None and depth > 0:
-            keep &= _fanout(owner, drel, kg.num_relations) <= fanout
+        keep &= _within_fanout(owner, drel, kg.num_relations, fanout if depth else None)
         src, dst, tids = frontier[owner[keep]], other[keep].astype(np.int64), tids[keep]
         if steps:
             walks = _walks_into(steps[-1], walks, src, tids)
