@@ -181,6 +181,10 @@ def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
     assert '"WHERE " wcond' in rules["clause"] and "rowfunc" in rules["wterm"] and " func" not in rules["wterm"]
     assert '"avg"' in rules["func"] and '"avg"' not in rules["rowfunc"] and '"toFloat"' in rules["rowfunc"]
     assert "exists" not in grammar
+    # a node's map holds text and booleans, each with a value of its type; a number is compared in WHERE
+    pairs = rules["pair-product"]
+    assert '"productName" ": " string' in pairs and '"discontinued" ": " ("true"' in pairs
+    assert "unitPrice" not in rules["pair-product"] and "literal" not in rules["pair-product"]
     llama_cpp = pytest.importorskip("llama_cpp")
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it
 
@@ -460,3 +464,25 @@ def test_a_variable_only_counted_is_joined_by_the_label_its_initial_and_the_ques
     )
     # the question names no label starting with c (Category is not asked for): left to the repair call
     assert check(counted, "Which 3 products have the most distinct buyers?") == counted
+
+
+def test_a_count_of_the_query_own_node_counts_the_label_the_question_names(schema):
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question).query
+
+    categories = "MATCH (c:Category) RETURN c.categoryName, count(*) AS n ORDER BY n DESC LIMIT 5"
+    assert check(categories, "List the top 5 categories with the most products.") == (
+        "MATCH (c:Category) MATCH (c)<-[:PART_OF]-(p1:Product) RETURN c.categoryName, count(p1) AS n "
+        "ORDER BY n DESC LIMIT 5"
+    )
+    # from the nearer of two bound nodes, DISTINCT kept
+    suppliers = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName, count(DISTINCT p) AS n"
+    assert check(suppliers, "Which suppliers have the most orders for their products?") == (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)<-[:ORDERS]-(o1:Order) "
+        "RETURN s.companyName, count(DISTINCT o1) AS n ORDER BY n DESC"
+    )
+    # the question names nothing the query lacks, or two such labels: left as written
+    countries = "MATCH (s:Supplier) RETURN s.country, count(*) AS n ORDER BY n DESC LIMIT 3"
+    assert check(countries, "What are the top 3 most common supplier countries?") == countries
+    two = "MATCH (c:Category) RETURN c.categoryName, count(*) AS n"
+    assert check(two, "How many products and suppliers does each category have?") == two

@@ -7,7 +7,8 @@ can use ("Supplier has no property 'name'; it has companyName, contactName, ..."
 one reading are mended without asking, each said in ``CheckResult.fixed``: a relationship written against its
 only direction is turned round; a property read from the wrong variable moves to the one that has it
 (:mod:`.reads`); a value compared on the wrong node is read from its neighbour, and a variable read but never
-bound is joined where one join can mean it (:mod:`.joins`); variables are kept in scope across WITH
+bound is joined where one join can mean it (:mod:`.joins`), and so is a label the question counts but the
+query does not match (:mod:`.counted`); variables are kept in scope across WITH
 (:mod:`.scope`); numbers meet text properties as numbers (:mod:`.coercion`); a
 ranking question gets its ORDER BY, LIMIT and named rows (:mod:`.ranking`); identifier columns the question
 did not ask for become names (:mod:`.columns`). The check runs again on what it mended until nothing changes.
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
-from kgrag.methods.text2cypher.counted import bind_counted
+from kgrag.methods.text2cypher.counted import bind_counted, join_counted_label
 from kgrag.methods.text2cypher.filters import unasked_filters
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
@@ -215,6 +216,8 @@ def _check_once(
     out.fixed += bound
     tokens, counted = bind_counted(tokens, schema, *variables(patterns(tokens)), question)
     out.fixed += counted
+    tokens, joined_count = join_counted_label(tokens, schema, *variables(patterns(tokens)), question)
+    out.fixed += joined_count
     tokens, dropped = drop_unused_ends(tokens, question)
     out.fixed += dropped
     tokens, separated = separate_shared_names(tokens, schema)

@@ -8,6 +8,13 @@ Order), and the question names the label it counts ("customers"). When exactly o
 both, and exactly one shortest route of at most two relationships joins it to a bound node variable
 (Product ←ORDERS– Order ←PURCHASED– Customer), that route is matched after the clause that binds the
 variable. Anything less certain is left to the repair call.
+
+The same cues mend a count of the wrong thing. "List the top 5 categories with the most products" came out as
+``MATCH (c:Category) RETURN c.categoryName, count(*)``, and "Identify the top 5 most frequently ordered
+products" as ``MATCH (p:Product) RETURN p.productName, count(*)``: each counts its own node, once, because the
+label the question counts (products, orders) is in no pattern. When the question names exactly one label the
+query does not bind, and one shortest route joins it to a bound node (:func:`join_counted_label`), the route
+is matched and the count counts its end.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from kgrag.methods.text2cypher.joins import (
     said,
     ways,
 )
+from kgrag.methods.text2cypher.patterns import fresh_name
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import is_word
 
@@ -59,18 +67,52 @@ def bind_counted(
     return tokens, []
 
 
+def join_counted_label(
+    tokens: list[Token], schema: GraphSchema, nodes: dict[str, str], rels: dict[str, str], question: str
+) -> tuple[list[Token], list[str]]:
+    """``tokens`` with ``count(*)`` or ``count(x)`` of a bound node turned into a count of the one label the
+    question names and no pattern binds, joined by its one shortest route (module docstring)."""
+    words = question_words(question)
+    missing = [x for x in schema.labels if x not in nodes.values() and _names(x, words)]
+    counts = [(k, arg) for k, arg in _counted(tokens, star=True) if arg == "*" or arg in nodes]
+    if len(missing) != 1 or not counts or rels.keys() & {arg for _, arg in counts}:
+        return tokens, []
+    goal = missing[0]
+    found = [(bound, route) for bound, label in nodes.items() for route in _routes(schema, label, goal)]
+    if not found:
+        return tokens, []
+    shortest = min(len(r) for _, r in found)
+    found = [(b, r) for b, r in found if len(r) == shortest]
+    binding = binding_match(tokens, found[0][0]) if len(found) == 1 else None
+    if binding is None or binding.end > counts[0][0]:
+        return tokens, []
+    bound, route = found[0]
+    var = fresh_name(goal[0].lower(), tokens)
+    out = list(tokens)
+    for k, arg in reversed(counts):  # the argument sits after ``count (`` and an optional DISTINCT
+        j = next(i for i in range(k + 2, k + 4) if out[i].value == arg)
+        out[j] = Token("word", var, out[j].gap)
+    out[binding.end : binding.end] = route_clause(bound, route, var)
+    path = " ".join(f"{rel} {label}" for rel, _, label in route)
+    counted = ", ".join(dict.fromkeys(f"count({arg})" for _, arg in counts))
+    return out, [f"{counted} did not count the {goal} nodes the question asks about: joined {bound} to them by {path}"]
+
+
 def _names(label: str, words: set[str]) -> bool:
     return any(said(w, words) for w in identifier_words(label))
 
 
-def _counted(tokens: list[Token]) -> list[tuple[int, str]]:
-    """(index, variable) of each ``count(x)`` / ``count(DISTINCT x)`` / ``collect(x)`` of a bare word."""
+def _counted(tokens: list[Token], star: bool = False) -> list[tuple[int, str]]:
+    """(index, variable) of each ``count(x)`` / ``count(DISTINCT x)`` / ``collect(x)`` of a bare word; with
+    ``star``, only counts, ``count(*)`` among them."""
     out = []
+    names = {"count"} if star else _COUNTING
     for k in range(len(tokens) - 3):
-        if tokens[k].kind != "word" or tokens[k].value.lower() not in _COUNTING or tokens[k + 1].value != "(":
+        if tokens[k].kind != "word" or tokens[k].value.lower() not in names or tokens[k + 1].value != "(":
             continue
         j = k + 3 if is_word(tokens[k + 2], "DISTINCT") else k + 2
-        if j + 1 < len(tokens) and tokens[j].kind == "word" and tokens[j + 1].value == ")":
+        closed = j + 1 < len(tokens) and tokens[j + 1].value == ")"
+        if closed and (tokens[j].kind == "word" or (star and tokens[j].value == "*")):
             out.append((k, tokens[j].value))
     return out
 
@@ -90,4 +132,4 @@ def _routes(schema: GraphSchema, start: str, goal: str) -> list[Route]:
     ]
 
 
-__all__ = ["bind_counted"]
+__all__ = ["bind_counted", "join_counted_label"]
