@@ -486,3 +486,25 @@ def test_a_count_of_the_query_own_node_counts_the_label_the_question_names(schem
     assert check(countries, "What are the top 3 most common supplier countries?") == countries
     two = "MATCH (c:Category) RETURN c.categoryName, count(*) AS n"
     assert check(two, "How many products and suppliers does each category have?") == two
+
+
+def test_a_property_only_a_relationship_at_the_node_has_is_read_from_that_relationship_matched(schema):
+    asked = "What is the average discount given on orders during '1996-07-04 00:00:00.000'?"
+    query = "MATCH (o:Order {orderDate: '1996-07-04 00:00:00.000'}) RETURN avg(o.discount) AS d"
+    assert check_query(query, schema, question=asked).query == (
+        "MATCH (o:Order {orderDate: '1996-07-04 00:00:00.000'}) MATCH (o)-[r1:ORDERS]->(:Product) "
+        "RETURN avg(toFloat(r1.discount)) AS d"
+    )
+    # a property no relationship at the node has stays a problem for the repair call
+    unknown = check_query("MATCH (o:Order) RETURN avg(o.weight) AS w", schema, question="Average order weight?")
+    assert unknown.query == "MATCH (o:Order) RETURN avg(o.weight) AS w"
+    assert "no property 'weight'" in unknown.problems[0]
+
+
+def test_a_filter_on_a_property_the_node_lacks_goes_unless_the_question_names_the_property(schema):
+    asked = "Show all products with a 'reorderLevel' of 25 or higher."  # "or" here is no state code
+    query = "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE c.region = 'OR' AND p.reorderLevel >= 25 RETURN p"
+    mended = check_query(query, schema, question=asked).query
+    assert mended == "MATCH (p:Product) WHERE p.reorderLevel >= 25 RETURN DISTINCT p"
+    named = "Which products are in the region 'OR'?"
+    assert check_query(query, schema, question=named).query.startswith("MATCH (p:Product)-[:PART_OF]->(c:Category)")

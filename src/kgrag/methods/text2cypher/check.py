@@ -29,6 +29,7 @@ from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.reads import (
+    join_relationship_read,
     listing,
     name_relationship_read,
     separate_shared_names,
@@ -224,6 +225,8 @@ def _check_once(
     out.fixed += separated
     tokens, named = name_relationship_read(tokens, schema)
     out.fixed += named
+    tokens, joined_rel = join_relationship_read(tokens, schema)
+    out.fixed += joined_rel
     chains = patterns(tokens)
     nodes, rels = variables(chains)
     turns: list[tuple[Rel, str]] = []

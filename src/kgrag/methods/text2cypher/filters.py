@@ -4,7 +4,9 @@ Asked for "the 5 categories with the most expensive products on average", the 1.
 p.unitsOnOrder > 0`` before the average, and for "the 3 categories with the least number of products" ``WHERE
 p.unitsOnOrder IS NOT NULL AND p.unitsOnOrder > 0``: plausible conditions copied from the schema that change
 the answer. A condition of a WHERE that compares a node's property with a literal (or tests it for null) is
-dropped when the question names no word of the property ("units", "order") and does not contain the literal.
+dropped when the question names no word of the property ("units", "order") and does not contain the literal,
+and so is one on a property the node does not have ("Show all products with a reorderLevel of 25 or higher":
+``WHERE c.region = 'OR' AND p.reorderLevel >= 25`` on a Category ``c``, which the engine refuses).
 Conditions on aggregates, on two properties, or inside OR / NOT are left alone: they are the query's logic,
 not a borrowed filter.
 """
@@ -50,17 +52,26 @@ def unasked_filters(tokens: list[Token], question: str, typed: dict[str, dict]) 
 
 
 def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, dict]) -> bool:
-    if len(part) < 4 or part[1].value != "." or part[0].value not in typed or part[2].value not in typed[part[0].value]:
+    if len(part) < 4 or part[1].value != "." or part[0].value not in typed:  # the property may not even exist
         return False
     rest = part[3:]
     null_test = [t.value.upper() for t in rest] in (["IS", "NULL"], ["IS", "NOT", "NULL"])
     literal = len(rest) == 2 and rest[0].value in _COMPARISONS and rest[1].kind in _LITERALS
     if not (null_test or literal):
         return False
-    if literal and rest[1].value.lower() in (asked if rest[1].kind == "str" else words):
+    known = part[2].value in typed[part[0].value]  # an unknown property fails whatever the question says
+    if literal and known and _says(rest[1], words, asked):
         return False
     meaningful = [w for w in identifier_words(part[2].value) if len(w) >= _MEANINGFUL]
     return bool(meaningful) and not any(said(w, words) for w in meaningful)
+
+
+def _says(literal: Token, words: set[str], asked: str) -> bool:
+    """Whether the question contains ``literal``: a number as a word, a string as whole words (the state code
+    'OR' is not in "25 or higher" as a value)."""
+    if literal.kind != "str":
+        return literal.value.lower() in words
+    return re.search(rf"(?<![a-z0-9]){re.escape(literal.value.lower())}(?![a-z0-9])", asked) is not None
 
 
 def _joins_otherwise(tokens: list[Token], k: int) -> bool:
