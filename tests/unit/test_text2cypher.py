@@ -232,6 +232,10 @@ def test_a_number_compared_with_a_text_property_reads_it_as_a_number(schema):
     )
     numeric = "MATCH (p:Product) WHERE p.unitPrice < 10 AND p.productName = 'Chai' RETURN p"
     assert check_query(numeric, schema).query == numeric  # a FLOAT property, a string literal: untouched
+    revenue = "MATCH (:Order)-[r:ORDERS]->(p:Product) RETURN p.productName, sum(r.unitPrice * r.quantity) AS t"
+    assert "sum(toFloat(r.unitPrice) * r.quantity)" in check_query(revenue, schema).query  # text in arithmetic
+    joined = "MATCH (s:Supplier) RETURN s.city + ', ' + s.country AS place"
+    assert check_query(joined, schema).query == joined  # + joins text: untouched
 
 
 def test_identifier_columns_are_given_by_name_unless_asked_for(schema):

@@ -4,7 +4,10 @@ A property imported from CSV text stays a string (Northwind's ``Order.freight``:
 for "a freight cost less than 10". The engine refuses ``o.freight < 10`` (it cannot cast '32.38' to an integer),
 and comparing with the string '10' would compare text ('9.5' > '10'). What the question means is the number,
 so the property is read as one: ``toFloat(o.freight) < 10``. The same holds for an average or sum over such a
-property ("the average discount": ``avg(r.discount)`` over '0.15', '0'), which the engine refuses on text.
+property ("the average discount": ``avg(r.discount)`` over '0.15', '0'), which the engine refuses on text,
+and for one multiplied, divided or subtracted ("the top 5 products by revenue": ``r.unitPrice * r.quantity``,
+refused as "Function * did not receive correct arguments: (STRING, INT64)"). ``+`` is left alone: on text it
+joins strings.
 """
 
 from __future__ import annotations
@@ -43,6 +46,16 @@ def _summed(tokens: list[Token], k: int) -> bool:
     return tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in ("avg", "sum")
 
 
+_ARITHMETIC = {"*", "/", "-"}
+
+
+def _in_arithmetic(tokens: list[Token], k: int) -> bool:
+    """Whether the read ``tokens[k:k+3]`` is an operand of ``*``, ``/`` or ``-`` (a leading minus included)."""
+    before = k >= 1 and tokens[k - 1].kind == "punct" and tokens[k - 1].value in _ARITHMETIC
+    after = k + 3 < len(tokens) and tokens[k + 3].kind == "punct" and tokens[k + 3].value in _ARITHMETIC
+    return before or after
+
+
 def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]]) -> tuple[list[Token], list[str]]:
     """``var.prop <op> number`` (either side) where ``prop`` is a string property of the variable's label or type
     (``types``: variable → its properties' types), with the property read through ``toFloat``."""
@@ -59,12 +72,13 @@ def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]
         number_after = after is not None and k + 3 + after[1] < len(out) and out[k + 3 + after[1]].kind == "num"
         before = _number_before(out, k)
         summed = _summed(out, k)
-        if not (number_after or before or summed):
+        computed = _in_arithmetic(out, k)
+        if not (number_after or before or summed or computed):
             k += 3
             continue
         wrapped = [Token("word", "toFloat", var.gap), Token("punct", "("), var._replace(gap=False), dot, prop]
         out[k : k + 3] = [*wrapped, Token("punct", ")")]
-        how = "averaged or summed" if summed else "compared"
+        how = "averaged or summed" if summed else "computed" if computed else "compared"
         done.append(f"{var.value}.{prop.value} is stored as text: {how} as toFloat({var.value}.{prop.value})")
         k += len(wrapped) + 1
     return out, done
