@@ -512,3 +512,20 @@ def test_a_filter_on_a_property_the_node_lacks_goes_unless_the_question_names_th
     assert mended == "MATCH (p:Product) WHERE p.reorderLevel >= 25 RETURN DISTINCT p"
     named = "Which products are in the region 'OR'?"
     assert check_query(query, schema, question=named).query.startswith("MATCH (p:Product)-[:PART_OF]->(c:Category)")
+
+
+def test_a_year_asked_for_is_matched_as_the_prefix_of_dates_stored_as_text(schema, index):
+    assert ("Order", "requiredDate") in index.dates and ("Order", "freight") not in index.dates
+
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question, dates=index.dates).query
+
+    assert check(
+        "MATCH (o:Order) WHERE o.requiredDate = '1996-01-01' RETURN o", "Which orders had a required date in 1996?"
+    ) == ("MATCH (o:Order) WHERE o.requiredDate STARTS WITH '1996' RETURN o")
+    cast = "MATCH (o:Order) WHERE toFloat(o.orderDate) = 1997 RETURN o"
+    assert check(cast, "Orders placed in 1997?") == "MATCH (o:Order) WHERE o.orderDate STARTS WITH '1997' RETURN o"
+    # a date the question names is that date, and without the dates nothing is known to be one
+    named = "MATCH (o:Order) WHERE o.orderDate = '1996-01-01' RETURN o"
+    assert check(named, "Which orders were placed on 1996-01-01?") == named
+    assert check_query(cast, schema, question="Orders placed in 1997?").query != check(cast, "Orders placed in 1997?")

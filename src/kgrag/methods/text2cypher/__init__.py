@@ -100,7 +100,8 @@ class Text2Cypher(TextToCypher):
                 repair = f"\nYour answer held no query ({problem}).\nWrite the query.\n"
                 continue
             stored = self.values.places if cfg.value_hints else None
-            checked = check_query(query, self.schema, question=question, stored=stored)
+            dates = self.values.dates if cfg.value_hints else None
+            checked = check_query(query, self.schema, question=question, stored=stored, dates=dates)
             with trace.step("execute", cypher=checked.query) as step:
                 step.outputs.update(problems=checked.problems, fixed=checked.fixed)
                 result = run_recorded(

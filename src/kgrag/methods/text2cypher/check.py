@@ -24,6 +24,7 @@ from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, toke
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
 from kgrag.methods.text2cypher.counted import bind_counted, join_counted_label
+from kgrag.methods.text2cypher.dates import years_as_prefixes
 from kgrag.methods.text2cypher.filters import unasked_filters
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
@@ -178,6 +179,7 @@ def check_query(
     question: str = "",
     stored: Callable[[str], set[tuple[str, str]]] | None = None,
     passes: int = 3,
+    dates: set[tuple[str, str]] | None = None,
 ) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
     relationships written against their only direction turned round, a value compared on the wrong node read
@@ -189,18 +191,22 @@ def check_query(
     One mend can open the way for another (a variable bound by one pass is a node the next can name), so the
     check runs again on what it mended, up to ``passes`` times, until a pass changes nothing; the problems are
     the last pass's, the fixes all passes'."""
-    out = _check_once(query, schema, question, stored)
+    out = _check_once(query, schema, question, stored, dates or set())
     for _ in range(passes - 1):
         if out.query == query:  # nothing was rewritten: another pass would see the same query
             break
         query = out.query
-        again = _check_once(query, schema, question, stored)
+        again = _check_once(query, schema, question, stored, dates or set())
         out.query, out.problems, out.fixed = again.query, again.problems, out.fixed + again.fixed
     return out
 
 
 def _check_once(
-    query: str, schema: GraphSchema, question: str, stored: Callable[[str], set[tuple[str, str]]] | None
+    query: str,
+    schema: GraphSchema,
+    question: str,
+    stored: Callable[[str], set[tuple[str, str]]] | None,
+    dates: set[tuple[str, str]],
 ) -> CheckResult:
     out = CheckResult(query)
     try:
@@ -208,25 +214,7 @@ def _check_once(
     except CypherSyntaxError as exc:
         out.problems.append(f"the query does not parse: {exc}")
         return out
-    if stored is not None:
-        tokens, joined = join_value_owners(tokens, schema, variables(patterns(tokens))[0], stored)
-        out.fixed += joined
-        tokens, matched = partial_matches(tokens, question, stored)
-        out.fixed += matched
-    tokens, bound = bind_unbound_reads(tokens, schema, *variables(patterns(tokens)))
-    out.fixed += bound
-    tokens, counted = bind_counted(tokens, schema, *variables(patterns(tokens)), question)
-    out.fixed += counted
-    tokens, joined_count = join_counted_label(tokens, schema, *variables(patterns(tokens)), question)
-    out.fixed += joined_count
-    tokens, dropped = drop_unused_ends(tokens, question)
-    out.fixed += dropped
-    tokens, separated = separate_shared_names(tokens, schema)
-    out.fixed += separated
-    tokens, named = name_relationship_read(tokens, schema)
-    out.fixed += named
-    tokens, joined_rel = join_relationship_read(tokens, schema)
-    out.fixed += joined_rel
+    tokens = _mend_reads(tokens, schema, question, stored, out.fixed)
     chains = patterns(tokens)
     nodes, rels = variables(chains)
     turns: list[tuple[Rel, str]] = []
@@ -248,6 +236,8 @@ def _check_once(
     out.problems += wrong_variable_reads(schema, tokens, nodes, rels, out.fixed)
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
+    tokens, years = years_as_prefixes(tokens, question, nodes, dates)
+    out.fixed += years
     tokens = _reshape(tokens, schema, nodes, rels, question, out.fixed)
     if out.fixed:
         out.query = serialise(tokens)
@@ -255,6 +245,41 @@ def _check_once(
         out.problems += _misplaced(tokens, nodes, stored)
     out.problems = list(dict.fromkeys(out.problems))
     return out
+
+
+def _mend_reads(
+    tokens: list[Token],
+    schema: GraphSchema,
+    question: str,
+    stored: Callable[[str], set[tuple[str, str]]] | None,
+    fixed: list[str],
+) -> list[Token]:
+    """The rewrites that bind what a query reads to where it is stored, in order: values to the nodes that
+    store them, unbound reads and counts joined, unused ends dropped, relationship reads named. Each says what
+    it did in ``fixed``."""
+
+    def nodes_of(t: list[Token]) -> tuple[dict[str, str], dict[str, str]]:  # again after each rewrite
+        return variables(patterns(t))
+
+    steps: list[Callable[[list[Token]], tuple[list[Token], list[str]]]] = []
+    if stored is not None:
+        steps += [
+            lambda t: join_value_owners(t, schema, nodes_of(t)[0], stored),
+            lambda t: partial_matches(t, question, stored),
+        ]
+    steps += [
+        lambda t: bind_unbound_reads(t, schema, *nodes_of(t)),
+        lambda t: bind_counted(t, schema, *nodes_of(t), question),
+        lambda t: join_counted_label(t, schema, *nodes_of(t), question),
+        lambda t: drop_unused_ends(t, question),
+        lambda t: separate_shared_names(t, schema),
+        lambda t: name_relationship_read(t, schema),
+        lambda t: join_relationship_read(t, schema),
+    ]
+    for step in steps:
+        tokens, done = step(tokens)
+        fixed += done
+    return tokens
 
 
 def _reshape(

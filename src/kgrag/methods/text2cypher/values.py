@@ -21,6 +21,7 @@ from kgrag.methods.text2cypher.schema import GraphSchema
 _WORD = re.compile(r"[\w'&./-]+", re.UNICODE)
 _QUOTED = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"")
 MAX_SPAN = 6
+_ISO_DATE = re.compile(r"[12][0-9]{3}-[01][0-9]-[0-3][0-9]")
 
 
 def _key(text: str) -> str:
@@ -43,10 +44,13 @@ class ValueIndex:
 
     def __init__(self, columns: Iterable[tuple[str, str, Iterable[Any]]]) -> None:
         self.values: dict[str, list[ValueHint]] = {}
+        self.dates: set[tuple[str, str]] = set()  # (label, property) whose every stored value is an ISO date
         for label, prop, values in columns:
-            for value in values:
-                if isinstance(value, str) and value.strip() and value.upper() != "NULL":
-                    self.values.setdefault(_key(value), []).append(ValueHint(label, prop, value))
+            kept = [v for v in values if isinstance(v, str) and v.strip() and v.upper() != "NULL"]
+            for value in kept:
+                self.values.setdefault(_key(value), []).append(ValueHint(label, prop, value))
+            if kept and all(_ISO_DATE.match(v) for v in kept):
+                self.dates.add((label, prop))
 
     @classmethod
     def from_backend(cls, backend: Any, schema: GraphSchema, *, max_values: int = 20_000) -> ValueIndex:
