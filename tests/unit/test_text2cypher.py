@@ -86,7 +86,7 @@ def test_value_linking_finds_stored_spellings(schema, index):
     joined = check_query(
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.categoryName = 'Dairy Products' RETURN s",
         schema,
-        stored=index.places,
+        values=index,
     )
     assert joined.query == (
         "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) MATCH (p)-[:PART_OF]->(category1:Category) "
@@ -97,8 +97,8 @@ def test_value_linking_finds_stored_spellings(schema, index):
         "s listed once each: DISTINCT",
     ]
     far = "MATCH (c:Customer) WHERE c.city = 'Dairy Products' RETURN c"  # Category is not a neighbour of Customer
-    assert check_query(far, schema, stored=index.places).query == far
-    assert check_query(far, schema, stored=index.places).problems == [  # left for the repair call
+    assert check_query(far, schema, values=index).query == far
+    assert check_query(far, schema, values=index).problems == [  # left for the repair call
         "'Dairy Products' is stored as Category.categoryName, not as Customer.city"
     ]
 
@@ -390,7 +390,7 @@ def test_the_check_runs_again_on_what_it_mended(schema):
 
 def test_a_value_asked_in_part_is_matched_in_part(schema, index):
     def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question, stored=index.places).query
+        return check_query(query, schema, question=question, values=index).query
 
     starting = "Which suppliers have a postal code starting with 'EC'?"
     assert check("MATCH (s:Supplier {postalCode: 'EC*'}) RETURN s", starting) == (
@@ -518,7 +518,7 @@ def test_a_year_asked_for_is_matched_as_the_prefix_of_dates_stored_as_text(schem
     assert ("Order", "requiredDate") in index.dates and ("Order", "freight") not in index.dates
 
     def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question, dates=index.dates).query
+        return check_query(query, schema, question=question, values=index).query
 
     assert check(
         "MATCH (o:Order) WHERE o.requiredDate = '1996-01-01' RETURN o", "Which orders had a required date in 1996?"
@@ -529,3 +529,20 @@ def test_a_year_asked_for_is_matched_as_the_prefix_of_dates_stored_as_text(schem
     named = "MATCH (o:Order) WHERE o.orderDate = '1996-01-01' RETURN o"
     assert check(named, "Which orders were placed on 1996-01-01?") == named
     assert check_query(cast, schema, question="Orders placed in 1997?").query != check(cast, "Orders placed in 1997?")
+
+
+def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(schema, index):
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question, values=index).query
+
+    asked = "Which discontinued products cost less than $10?"
+    made_up = "MATCH (p:Product {discontinued: true, productID: 'P001'}) WHERE p.unitPrice < 10 RETURN p"
+    assert check(made_up, asked) == "MATCH (p:Product {discontinued: true}) WHERE p.unitPrice < 10 RETURN p"
+    only = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product {productID: 'P001'}) RETURN s"
+    dropped = check(only, "Who supplies cheap products?")
+    assert dropped == "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN DISTINCT s"
+    # stored, or named by the question: kept
+    stored = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN p.productName"
+    assert check(stored, "Which products are seafood?").startswith("MATCH (c:Category {categoryName: 'Seafood'})")
+    named = "MATCH (p:Product {productID: 'P001'}) RETURN p.productName"
+    assert check(named, "What is product 'P001' called?") == named

@@ -99,9 +99,8 @@ class Text2Cypher(TextToCypher):
                 problem = "no query between <cypher> and </cypher>"
                 repair = f"\nYour answer held no query ({problem}).\nWrite the query.\n"
                 continue
-            stored = self.values.places if cfg.value_hints else None
-            dates = self.values.dates if cfg.value_hints else None
-            checked = check_query(query, self.schema, question=question, stored=stored, dates=dates)
+            values = self.values if cfg.value_hints else None
+            checked = check_query(query, self.schema, question=question, values=values)
             with trace.step("execute", cypher=checked.query) as step:
                 step.outputs.update(problems=checked.problems, fixed=checked.fixed)
                 result = run_recorded(

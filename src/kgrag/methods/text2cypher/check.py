@@ -25,7 +25,7 @@ from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
 from kgrag.methods.text2cypher.counted import bind_counted, join_counted_label
 from kgrag.methods.text2cypher.dates import years_as_prefixes
-from kgrag.methods.text2cypher.filters import unasked_filters
+from kgrag.methods.text2cypher.filters import invented_map_values, unasked_filters
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
@@ -45,6 +45,7 @@ from kgrag.methods.text2cypher.scope import (
     split_at,
 )
 from kgrag.methods.text2cypher.substrings import partial_matches
+from kgrag.methods.text2cypher.values import ValueIndex
 
 
 @dataclass
@@ -177,44 +178,40 @@ def check_query(
     query: str,
     schema: GraphSchema,
     question: str = "",
-    stored: Callable[[str], set[tuple[str, str]]] | None = None,
+    values: ValueIndex | None = None,
     passes: int = 3,
-    dates: set[tuple[str, str]] | None = None,
 ) -> CheckResult:
     """Problems of ``query`` against ``schema`` (unknown labels, types, properties, directions), with
     relationships written against their only direction turned round, a value compared on the wrong node read
-    from the neighbour that stores it (``stored``: value → (label, property) pairs; :mod:`.joins`), variables
-    kept in scope across WITH (:mod:`.scope`), numbers compared with text properties as numbers
-    (:mod:`.coercion`), the ORDER BY and LIMIT of a ranking ``question`` added where the query has none
-    (:mod:`.ranking`) and identifier columns it did not ask for given by name (:mod:`.columns`).
+    from the neighbour that stores it (``values``: what the database stores where; :mod:`.joins`), a value
+    neither the question nor the database has dropped from a node's map (:mod:`.filters`), a year matched
+    against text dates (:mod:`.dates`), variables kept in scope across WITH (:mod:`.scope`), numbers compared
+    with text properties as numbers (:mod:`.coercion`), the ORDER BY and LIMIT of a ranking ``question`` added
+    where the query has none (:mod:`.ranking`) and identifier columns it did not ask for given by name
+    (:mod:`.columns`).
 
     One mend can open the way for another (a variable bound by one pass is a node the next can name), so the
     check runs again on what it mended, up to ``passes`` times, until a pass changes nothing; the problems are
     the last pass's, the fixes all passes'."""
-    out = _check_once(query, schema, question, stored, dates or set())
+    out = _check_once(query, schema, question, values)
     for _ in range(passes - 1):
         if out.query == query:  # nothing was rewritten: another pass would see the same query
             break
         query = out.query
-        again = _check_once(query, schema, question, stored, dates or set())
+        again = _check_once(query, schema, question, values)
         out.query, out.problems, out.fixed = again.query, again.problems, out.fixed + again.fixed
     return out
 
 
-def _check_once(
-    query: str,
-    schema: GraphSchema,
-    question: str,
-    stored: Callable[[str], set[tuple[str, str]]] | None,
-    dates: set[tuple[str, str]],
-) -> CheckResult:
+def _check_once(query: str, schema: GraphSchema, question: str, values: ValueIndex | None) -> CheckResult:
+    stored = values.places if values is not None else None
     out = CheckResult(query)
     try:
         tokens = tokenise_cypher(query)
     except CypherSyntaxError as exc:
         out.problems.append(f"the query does not parse: {exc}")
         return out
-    tokens = _mend_reads(tokens, schema, question, stored, out.fixed)
+    tokens = _mend_reads(tokens, schema, question, values, out.fixed)
     chains = patterns(tokens)
     nodes, rels = variables(chains)
     turns: list[tuple[Rel, str]] = []
@@ -236,7 +233,7 @@ def _check_once(
     out.problems += wrong_variable_reads(schema, tokens, nodes, rels, out.fixed)
     for rel, direction in sorted(turns, key=lambda t: -t[0].start):
         tokens[rel.start : rel.end + 1] = _arrow(tokens, rel, direction)
-    tokens, years = years_as_prefixes(tokens, question, nodes, dates)
+    tokens, years = years_as_prefixes(tokens, question, nodes, values.dates if values is not None else set())
     out.fixed += years
     tokens = _reshape(tokens, schema, nodes, rels, question, out.fixed)
     if out.fixed:
@@ -251,7 +248,7 @@ def _mend_reads(
     tokens: list[Token],
     schema: GraphSchema,
     question: str,
-    stored: Callable[[str], set[tuple[str, str]]] | None,
+    values: ValueIndex | None,
     fixed: list[str],
 ) -> list[Token]:
     """The rewrites that bind what a query reads to where it is stored, in order: values to the nodes that
@@ -262,10 +259,12 @@ def _mend_reads(
         return variables(patterns(t))
 
     steps: list[Callable[[list[Token]], tuple[list[Token], list[str]]]] = []
-    if stored is not None:
+    if values is not None:
+        stored = values.places
         steps += [
             lambda t: join_value_owners(t, schema, nodes_of(t)[0], stored),
             lambda t: partial_matches(t, question, stored),
+            lambda t: invented_map_values(t, question, values),
         ]
     steps += [
         lambda t: bind_unbound_reads(t, schema, *nodes_of(t)),

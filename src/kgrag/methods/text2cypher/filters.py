@@ -9,6 +9,12 @@ and so is one on a property the node does not have ("Show all products with a re
 ``WHERE c.region = 'OR' AND p.reorderLevel >= 25`` on a Category ``c``, which the engine refuses).
 Conditions on aggregates, on two properties, or inside OR / NOT are left alone: they are the query's logic,
 not a borrowed filter.
+
+A node's property map gets the same treatment for values made up (:func:`invented_map_values`): asked for
+"suppliers of products with a unit price less than $10", the 1.5B model wrote ``(p:Product {productID:
+'P001'})``, and for "discontinued products under 10" ``{discontinued: true, quantityPerUnit: 'unitPrice'}``. A
+text value the question does not contain and the database does not store under that property can only empty
+the result, so the entry goes.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ import re
 
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, said
+from kgrag.methods.text2cypher.patterns import patterns
 from kgrag.methods.text2cypher.scope import clauses, is_word, split_at
+from kgrag.methods.text2cypher.values import ValueIndex
 
 _COMPARISONS = {"=", "<>", "<", ">", "<=", ">="}
 _LITERALS = {"str", "num"}
@@ -66,6 +74,55 @@ def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, di
     return bool(meaningful) and not any(said(w, words) for w in meaningful)
 
 
+def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) -> tuple[list[Token], list[str]]:
+    """``tokens`` without the map entries ``prop: 'text'`` of labelled nodes whose text neither the question
+    contains nor the database stores as that label's ``prop`` (a property ``values`` holds every value of),
+    and what went (module docstring)."""
+    asked, words, done = question.lower(), set(re.findall(r"[a-z0-9]+", question.lower())), []
+    for node in reversed([n for chain in patterns(tokens) for n in chain if getattr(n, "labels", None)]):
+        label = node.labels[0]
+        entries = _map_entries(tokens, node.start, node.end)
+        made_up = [
+            (a, b)
+            for a, b in entries
+            if tokens[a + 2].kind == "str"
+            and (label, tokens[a].value) in values.indexed
+            and (label, tokens[a].value) not in values.places(tokens[a + 2].value)
+            and not _says(tokens[a + 2], words, asked)
+        ]
+        if not made_up:
+            continue
+        done += [
+            f"{label}.{tokens[a].value} = {tokens[a + 2].value!r} is stored nowhere and not asked for: dropped"
+            for a, _ in made_up
+        ]
+        kept = [(a, b) for a, b in entries if (a, b) not in made_up]
+        opening, closing = entries[0][0] - 1, entries[-1][1]
+        inner: list[Token] = []
+        for n, (a, b) in enumerate(kept):
+            inner += ([Token("punct", ",")] if n else []) + [tokens[a]._replace(gap=bool(n)), *tokens[a + 1 : b]]
+        braces = [tokens[opening], *inner, tokens[closing]] if kept else []
+        tokens = [*tokens[:opening], *braces, *tokens[closing + 1 :]]
+    return tokens, done
+
+
+def _map_entries(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:
+    """(first, end) token spans of the ``key: value`` entries of the map inside node ``tokens[start:end]``;
+    none unless every value is a literal or a word (``true``)."""
+    opening = next((i for i in range(start, end) if tokens[i].value == "{" and tokens[i].kind == "punct"), None)
+    if opening is None or tokens[end - 1].value != "}":
+        return []
+    out, i = [], opening + 1
+    while i + 2 < end and tokens[i].kind == "word" and tokens[i + 1].value == ":":
+        if tokens[i + 2].kind not in _LITERALS and tokens[i + 2].kind != "word":
+            return []
+        out.append((i, i + 3))
+        i += 3
+        if tokens[i].value == ",":
+            i += 1
+    return out if i == end - 1 else []
+
+
 def _says(literal: Token, words: set[str], asked: str) -> bool:
     """Whether the question contains ``literal``: a number as a word, a string as whole words (the state code
     'OR' is not in "25 or higher" as a value)."""
@@ -83,4 +140,4 @@ def _text(part: list[Token]) -> str:
     return serialise(part).strip()
 
 
-__all__ = ["unasked_filters"]
+__all__ = ["invented_map_values", "unasked_filters"]

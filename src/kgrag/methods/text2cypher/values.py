@@ -45,7 +45,9 @@ class ValueIndex:
     def __init__(self, columns: Iterable[tuple[str, str, Iterable[Any]]]) -> None:
         self.values: dict[str, list[ValueHint]] = {}
         self.dates: set[tuple[str, str]] = set()  # (label, property) whose every stored value is an ISO date
+        self.indexed: set[tuple[str, str]] = set()  # (label, property) whose every value is here
         for label, prop, values in columns:
+            self.indexed.add((label, prop))
             kept = [v for v in values if isinstance(v, str) and v.strip() and v.upper() != "NULL"]
             for value in kept:
                 self.values.setdefault(_key(value), []).append(ValueHint(label, prop, value))
