@@ -49,6 +49,9 @@ def test_check_turns_a_backwards_relationship_and_names_unknown_parts(schema):
     rel_prop = check_query("MATCH (:Order)-[r:ORDERS]->(:Product) RETURN sum(r.price)", schema).problems
     assert rel_prop and rel_prop[0].startswith("ORDERS has no property 'price'")
     assert check_query("MATCH (n) RETURN 'unterminated", schema).problems[0].startswith("the query does not parse")
+    # the repair call is told where the property is when some label or relationship has it
+    elsewhere = check_query("MATCH (o:Order), (c:Category) RETURN avg(c.discount)", schema).problems
+    assert elsewhere[0].endswith("; discount is on (:Order)-[:ORDERS]->(:Product)")
 
 
 def test_an_order_by_an_aggregate_not_returned_is_returned(schema):

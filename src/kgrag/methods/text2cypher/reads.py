@@ -49,8 +49,17 @@ def wrong_variable_reads(
             tokens[i] = var._replace(value=owners[0])
             fixed.append(f"{label} has no property {prop.value!r}: read from {owners[0]}.{prop.value}")
         else:
-            problems.append(f"{label} has no property {prop.value!r}; it has {listing(have)}")
+            problems.append(
+                f"{label} has no property {prop.value!r}; it has {listing(have)}{_held_by(schema, prop.value)}"
+            )
     return list(dict.fromkeys(problems))
+
+
+def _held_by(schema: GraphSchema, prop: str) -> str:
+    """Where the schema does have ``prop``, for a repair prompt: "; discount is on (:Order)-[:ORDERS]->(:Product)"."""
+    places = [f"(:{label})" for label, props in schema.labels.items() if prop in props]
+    places += [f"(:{r.source})-[:{r.name}]->(:{r.target})" for r in schema.relationships if prop in r.properties]
+    return f"; {prop} is on {', '.join(places[:4])}" if places else ""
 
 
 def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
