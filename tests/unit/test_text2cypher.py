@@ -495,14 +495,19 @@ def test_a_count_of_the_query_own_node_counts_the_label_the_question_names(schem
     assert check(two, "How many products and suppliers does each category have?") == two
 
 
-def test_a_property_only_a_relationship_at_the_node_has_is_read_from_that_relationship_matched(schema):
+def test_a_property_only_one_neighbour_of_the_node_has_is_read_from_that_neighbour_matched(schema):
     asked = "What is the average discount given on orders during '1996-07-04 00:00:00.000'?"
     query = "MATCH (o:Order {orderDate: '1996-07-04 00:00:00.000'}) RETURN avg(o.discount) AS d"
     assert check_query(query, schema, question=asked).query == (
         "MATCH (o:Order {orderDate: '1996-07-04 00:00:00.000'}) MATCH (o)-[r1:ORDERS]->(:Product) "
         "RETURN avg(toFloat(r1.discount)) AS d"
     )
-    # a property no relationship at the node has stays a problem for the repair call
+    # or from the node at the relationship's other end
+    usa = "MATCH (s:Supplier {country: 'USA'}) RETURN s.productName LIMIT 3"
+    assert check_query(usa, schema, question="List the first 3 products from suppliers in 'USA'.").query == (
+        "MATCH (s:Supplier {country: 'USA'}) MATCH (s)-[:SUPPLIES]->(p1:Product) RETURN DISTINCT p1.productName LIMIT 3"
+    )
+    # a property nothing one relationship away has stays a problem for the repair call
     unknown = check_query("MATCH (o:Order) RETURN avg(o.weight) AS w", schema, question="Average order weight?")
     assert unknown.query == "MATCH (o:Order) RETURN avg(o.weight) AS w"
     assert "no property 'weight'" in unknown.problems[0]

@@ -30,7 +30,7 @@ from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
 from kgrag.methods.text2cypher.reads import (
-    join_relationship_read,
+    join_read_owner,
     listing,
     name_relationship_read,
     separate_shared_names,
@@ -273,7 +273,7 @@ def _mend_reads(
         lambda t: drop_unused_ends(t, question),
         lambda t: separate_shared_names(t, schema),
         lambda t: name_relationship_read(t, schema),
-        lambda t: join_relationship_read(t, schema),
+        lambda t: join_read_owner(t, schema),
     ]
     for step in steps:
         tokens, done = step(tokens)

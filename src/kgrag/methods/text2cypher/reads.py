@@ -11,7 +11,7 @@ from __future__ import annotations
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.joins import binding_match
 from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, variables, word
-from kgrag.methods.text2cypher.schema import GraphSchema
+from kgrag.methods.text2cypher.schema import GraphSchema, RelationshipType
 
 
 def listing(names: object, limit: int = 12) -> str:
@@ -101,43 +101,63 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
     return tokens, []
 
 
-def join_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
-    """``avg(o.discount)`` where ``o`` is an Order and no relationship of the query has a discount, but exactly
-    one relationship type at Order does (``(:Order)-[:ORDERS {discount}]->(:Product)``): that relationship is
-    matched from ``o`` after the clause that binds it, named, and read (``MATCH (o)-[r1:ORDERS]->(:Product)`` …
-    ``avg(r1.discount)``). "What is the average discount given on orders during …" came out as the first form, which
-    the engine refuses ("Cannot find property discount for o")."""
+def join_read_owner(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
+    """``x.prop`` where ``x``'s label lacks ``prop``, no other variable of the query has it, and exactly one
+    thing one relationship away from that label does — the relationship itself or the node at its other end:
+    it is matched from ``x`` after the clause that binds ``x``, named, and read.
+
+    "What is the average discount given on orders during …" came out as ``avg(o.discount)`` on an Order, and
+    only ``(:Order)-[:ORDERS {discount}]->(:Product)`` has a discount: ``MATCH (o)-[r1:ORDERS]->(:Product)`` …
+    ``avg(r1.discount)``. "List the first 3 products from suppliers located in 'USA'" came out as ``RETURN
+    s.productName`` on a Supplier: ``MATCH (s)-[:SUPPLIES]->(p1:Product)`` … ``p1.productName``. The engine
+    refuses both as written ("Cannot find property discount for o")."""
     nodes, rels = variables(patterns(tokens))
-    rel_props = {p for t in rels.values() for p in schema.relationship_properties(t)}
+    held = {p for t in rels.values() for p in schema.relationship_properties(t)}
+    held |= {p for label in nodes.values() for p in schema.labels.get(label, {})}
     for i in range(len(tokens) - 2):
         var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
-        if not (dot.value == "." and not dot.gap and var.value in nodes and word(prop)) or prop.value in rel_props:
+        if not (dot.value == "." and not dot.gap and var.value in nodes and word(prop)) or prop.value in held:
             continue
         label = nodes[var.value]
-        if label not in schema.labels or prop.value in schema.labels[label]:
-            continue
-        owners = [r for r in schema.relationships if label in (r.source, r.target) and prop.value in r.properties]
+        owners = _owners(schema, label, prop.value) if label in schema.labels else []
         binding = binding_match(tokens, var.value)
         if len(owners) != 1 or binding is None or binding.end > i:
             continue
-        rel, name = owners[0], fresh_name("r", tokens)
-        out_way = rel.source == label
-        arrow = (
-            ["-", "[", name, ":", rel.name, "]", "-", ">"]
-            if out_way
-            else ["<", "-", "[", name, ":", rel.name, "]", "-"]
-        )
+        (rel, on_rel), out_way = owners[0], owners[0][0].source == label
         other = rel.target if out_way else rel.source
+        name = fresh_name("r" if on_rel else other[0].lower(), tokens)
+        inner = ["[", name, ":", rel.name, "]"] if on_rel else ["[", ":", rel.name, "]"]
+        arrow = ["-", *inner, "-", ">"] if out_way else ["<", "-", *inner, "-"]
+        end_node = ["(", ":", other, ")"] if on_rel else ["(", name, ":", other, ")"]
         join = [Token("word", "MATCH", True), Token("punct", "(", True), var._replace(gap=False), Token("punct", ")")]
-        join += [Token("word" if x in (name, rel.name) else "punct", x) for x in arrow]
-        join += [Token("punct", "("), Token("punct", ":"), Token("word", other), Token("punct", ")")]
+        join += [Token("word" if x in (name, rel.name, other) else "punct", x) for x in [*arrow, *end_node]]
         out = [*tokens[: binding.end], *join, *tokens[binding.end :]]
-        at = i + len(join)
-        out[at] = out[at]._replace(value=name)
-        done = f"{label} has no property {prop.value!r}, its {rel.name} relationship has: matched it as {name}"
-        rest, more = join_relationship_read(out, schema)
-        return rest, [done, *more]
+        out[i + len(join)] = out[i + len(join)]._replace(value=name)
+        where = (
+            f"its {rel.name} relationship"
+            if on_rel
+            else f"the {other} it {rel.name}"
+            if out_way
+            else f"the {other} {rel.name} it"
+        )
+        rest, more = join_read_owner(out, schema)
+        return rest, [f"{label} has no property {prop.value!r}, {where} has: matched it as {name}", *more]
     return tokens, []
+
+
+def _owners(schema: GraphSchema, label: str, prop: str) -> list[tuple[RelationshipType, bool]]:
+    """What one relationship from ``label`` has ``prop``: (the relationship type, True) for the relationship,
+    (the type, False) for the node at its other end."""
+    out = []
+    for rel in schema.relationships:
+        if label not in (rel.source, rel.target):
+            continue
+        if prop in rel.properties:
+            out.append((rel, True))
+        other = rel.target if rel.source == label else rel.source
+        if other != label and prop in schema.labels.get(other, {}):
+            out.append((rel, False))
+    return out
 
 
 def separate_shared_names(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
