@@ -502,6 +502,9 @@ def test_a_property_only_one_neighbour_of_the_node_has_is_read_from_that_neighbo
         "MATCH (o:Order {orderDate: '1996-07-04 00:00:00.000'}) MATCH (o)-[r1:ORDERS]->(:Product) "
         "RETURN avg(toFloat(r1.discount)) AS d"
     )
+    # the relationship first when the node beyond it has the property too (the same value)
+    ordered = check_query("MATCH (o:Order) RETURN count(DISTINCT o.productID) AS n", schema).query
+    assert ordered == "MATCH (o:Order) MATCH (o)-[r1:ORDERS]->(:Product) RETURN count(DISTINCT r1.productID) AS n"
     # or from the node at the relationship's other end
     usa = "MATCH (s:Supplier {country: 'USA'}) RETURN s.productName LIMIT 3"
     assert check_query(usa, schema, question="List the first 3 products from suppliers in 'USA'.").query == (

@@ -146,18 +146,15 @@ def join_read_owner(tokens: list[Token], schema: GraphSchema) -> tuple[list[Toke
 
 
 def _owners(schema: GraphSchema, label: str, prop: str) -> list[tuple[RelationshipType, bool]]:
-    """What one relationship from ``label`` has ``prop``: (the relationship type, True) for the relationship,
-    (the type, False) for the node at its other end."""
-    out = []
-    for rel in schema.relationships:
-        if label not in (rel.source, rel.target):
-            continue
-        if prop in rel.properties:
-            out.append((rel, True))
-        other = rel.target if rel.source == label else rel.source
-        if other != label and prop in schema.labels.get(other, {}):
-            out.append((rel, False))
-    return out
+    """What one relationship from ``label`` has ``prop``: the relationship types that do, as (type, True); if
+    none does, the types whose node at the other end does, as (type, False). The relationship comes first: an
+    Order's ``productID`` is on its ORDERS relationship and on the Product beyond it, the same value."""
+    at = [rel for rel in schema.relationships if label in (rel.source, rel.target)]
+    on_rel = [(rel, True) for rel in at if prop in rel.properties]
+    if on_rel:
+        return on_rel
+    ends = [(rel, rel.target if rel.source == label else rel.source) for rel in at]
+    return [(rel, False) for rel, other in ends if other != label and prop in schema.labels.get(other, {})]
 
 
 def separate_shared_names(tokens: list[Token], schema: GraphSchema) -> tuple[list[Token], list[str]]:
