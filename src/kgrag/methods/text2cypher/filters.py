@@ -23,7 +23,7 @@ import re
 
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, said
-from kgrag.methods.text2cypher.patterns import patterns
+from kgrag.methods.text2cypher.patterns import Node, patterns
 from kgrag.methods.text2cypher.scope import clauses, is_word, split_at
 from kgrag.methods.text2cypher.values import ValueIndex
 
@@ -37,8 +37,7 @@ def unasked_filters(tokens: list[Token], question: str, typed: dict[str, dict]) 
     nothing without a question."""
     if not question.strip():
         return tokens, []
-    words = set(re.findall(r"[a-z0-9]+", question.lower()))
-    asked = question.lower()
+    words, asked = _question_words(question), question.lower()
     done: list[str] = []
     for clause in reversed([c for c in clauses(tokens) if c.keyword == "WHERE"]):
         parts = split_at(tokens, clause.start + 1, clause.end, "AND")
@@ -78,8 +77,8 @@ def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) 
     """``tokens`` without the map entries ``prop: 'text'`` of labelled nodes whose text neither the question
     contains nor the database stores as that label's ``prop`` (a property ``values`` holds every value of),
     and what went (module docstring)."""
-    asked, words, done = question.lower(), set(re.findall(r"[a-z0-9]+", question.lower())), []
-    for node in reversed([n for chain in patterns(tokens) for n in chain if getattr(n, "labels", None)]):
+    asked, words, done = question.lower(), _question_words(question), []
+    for node in reversed([n for chain in patterns(tokens) for n in chain if isinstance(n, Node) and n.labels]):
         label = node.labels[0]
         entries = _map_entries(tokens, node.start, node.end)
         made_up = [
@@ -121,6 +120,11 @@ def _map_entries(tokens: list[Token], start: int, end: int) -> list[tuple[int, i
         if tokens[i].value == ",":
             i += 1
     return out if i == end - 1 else []
+
+
+def _question_words(question: str) -> set[str]:
+    """The question's lower-case words and numbers, to hold property words and numeric literals against."""
+    return set(re.findall(r"[a-z0-9]+", question.lower()))
 
 
 def _says(literal: Token, words: set[str], asked: str) -> bool:

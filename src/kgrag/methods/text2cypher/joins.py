@@ -82,13 +82,17 @@ def _join(
 Route = list[tuple[str, str, str]]  # (relationship type, direction seen from the bound side, label reached)
 
 
-def route_clause(bound: str, route: Route, var: str) -> list[Token]:
-    """``MATCH (bound)-[:R1]->(:Middle)<-[:R2]-(var:Goal)`` as tokens: the route's last node is named ``var``."""
+def route_clause(bound: str, route: Route, var: str, *, name_relationship: bool = False) -> list[Token]:
+    """``MATCH (bound)-[:R1]->(:Middle)<-[:R2]-(var:Goal)`` as tokens: the route's last node is named ``var``,
+    or with ``name_relationship`` its last relationship (``-[var:R2]-``, the node after it unnamed)."""
     out = [Token("word", "MATCH", True), Token("punct", "(", True), Token("word", bound), Token("punct", ")")]
     for n, (rel, way, label) in enumerate(route):
-        arrow = ["-", "[", ":", rel, "]", "-", ">"] if way == "out" else ["<", "-", "[", ":", rel, "]", "-"]
-        out += [Token("word" if x == rel else "punct", x) for x in arrow]
-        name = [Token("word", var)] if n == len(route) - 1 else []
+        last = n == len(route) - 1
+        inner = [Token("punct", "["), *([Token("word", var)] if last and name_relationship else [])]
+        inner += [Token("punct", ":"), Token("word", rel), Token("punct", "]")]
+        dash, tip = Token("punct", "-"), Token("punct", "<" if way == "in" else ">")
+        out += [dash, *inner, dash, tip] if way == "out" else [tip, dash, *inner, dash]
+        name = [Token("word", var)] if last and not name_relationship else []
         out += [Token("punct", "("), *name, Token("punct", ":"), Token("word", label), Token("punct", ")")]
     return out
 

@@ -9,7 +9,7 @@ for the repair call ("Supplier has no property 'name'; it has companyName, ...")
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.joins import binding_match
+from kgrag.methods.text2cypher.joins import binding_match, route_clause
 from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, variables, word
 from kgrag.methods.text2cypher.schema import GraphSchema, RelationshipType
 
@@ -126,11 +126,8 @@ def join_read_owner(tokens: list[Token], schema: GraphSchema) -> tuple[list[Toke
         (rel, on_rel), out_way = owners[0], owners[0][0].source == label
         other = rel.target if out_way else rel.source
         name = fresh_name("r" if on_rel else other[0].lower(), tokens)
-        inner = ["[", name, ":", rel.name, "]"] if on_rel else ["[", ":", rel.name, "]"]
-        arrow = ["-", *inner, "-", ">"] if out_way else ["<", "-", *inner, "-"]
-        end_node = ["(", ":", other, ")"] if on_rel else ["(", name, ":", other, ")"]
-        join = [Token("word", "MATCH", True), Token("punct", "(", True), var._replace(gap=False), Token("punct", ")")]
-        join += [Token("word" if x in (name, rel.name, other) else "punct", x) for x in [*arrow, *end_node]]
+        step = (rel.name, "out" if out_way else "in", other)
+        join = route_clause(var.value, [step], name, name_relationship=on_rel)
         out = [*tokens[: binding.end], *join, *tokens[binding.end :]]
         out[i + len(join)] = out[i + len(join)]._replace(value=name)
         where = (
