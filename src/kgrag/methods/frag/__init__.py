@@ -39,7 +39,13 @@ from kgrag.methods.base import (
     registry,
     use_grammar,
 )
-from kgrag.methods.frag.alignment import AlignmentCosts, RelationText, SpanSimilarities, aligned_pattern_scores
+from kgrag.methods.frag.alignment import (
+    AlignmentCosts,
+    RelationText,
+    SpanSimilarities,
+    aligned_pattern_scores,
+    mean_pattern_scores,
+)
 from kgrag.methods.frag.config import FragConfig
 from kgrag.methods.frag.patterns import (
     PatternReach,
@@ -190,7 +196,7 @@ class Frag(Method):
                 costs = AlignmentCosts(cfg.mention_cost, cfg.extra_mention_cost, cfg.align_hop_cost, cfg.order_cost)
                 aligned = aligned_pattern_scores(self.kg, sims, reach, costs)
             if aligned is None:  # "mean", or a question with no words besides its topic's
-                aligned = self._relation_scores(question, reach)
+                aligned = mean_pattern_scores(self.kg, self.text_embedder, question, reach, cfg.hop_cost)
             return scores + cfg.embedding_weight * aligned
         if cfg.embedding_weight:
             q = self.text_embedder.encode([question])[0]
@@ -203,19 +209,6 @@ class Frag(Method):
             known = cols >= 0
             scores = scores + cfg.classifier_weight * np.where(known, proba[np.maximum(cols, 0)], 0.0)
         return scores
-
-    def _relation_scores(self, question: str, reach: PatternReach) -> np.ndarray:
-        """Mean question similarity of each pattern's relations, less ``hop_cost`` per hop.
-
-        Scoring a pattern's whole text favours long patterns (more words to match) and out-and-back ones
-        (``time zones, then time zones (reverse)``); the mean over its relations does not, and the hop cost
-        prefers the shorter of two equally relevant patterns.
-        """
-        n = self.kg.num_relations
-        sims = dot_scores(kg_vectors(self.kg, self.text_embedder).relations(), self.text_embedder.encode([question])[0])
-        per_edge = np.where(reach.patterns >= 0, sims[np.maximum(reach.patterns, 0) % n], 0.0)
-        lengths = np.maximum(reach.lengths, 1)
-        return per_edge.sum(axis=1) / lengths - self.config.hop_cost * lengths
 
     def _choose(
         self,
@@ -291,6 +284,25 @@ class Frag(Method):
         ppr[ranked.nodes] = ranked.scores
         return ppr
 
+    def _reach(self, topics: list[int], hops: int, relations: np.ndarray | None, routed: bool) -> PatternReach:
+        """Every relation pattern of up to ``hops`` from ``topics`` over ``relations``, with what each reaches."""
+        prune_from = 1 if routed else self.config.zero_shot_pruned_from
+        limits = self._walk_limits
+        return reachable_patterns(self.kg, topics, hops, **limits, allowed_relations=relations, prune_from=prune_from)
+
+    def zero_shot_pattern_scores(self, question: str, topics: list[int]) -> tuple[PatternReach, np.ndarray] | None:
+        """The zero-shot score of every relation pattern from ``topics``, as the answer call's ``answer_margin``
+        reads them; None where a trained router or scorer (or a fixed ``hops``) decides, whose scores are on
+        another scale. Another method's relation path can be held against them (ultrag's query:
+        :mod:`kgrag.methods.ultrag.verify`)."""
+        if self.router is not None or self.pattern_classifier is not None or self.config.hops:
+            return None
+        masked = mask_topics(question, [self.kg.entities[t] for t in topics])
+        sims = self._span_similarities(masked)
+        hops = self.config.zero_shot_hops
+        reach = self._reach(topics, hops, self._relations(question, sims, topics, hops, False), False)
+        return reach, self._score_patterns(question, masked, reach, hops, False, sims)
+
     def _pattern_paths(
         self,
         question: str,
@@ -308,14 +320,7 @@ class Frag(Method):
         room = cfg.answer_paths if for_answer and not routed else None
         triples = (cfg.answer_triples if for_answer else None) or cfg.zero_shot_triples
         with trace.step("paths", hops=hops) as step:
-            reach = reachable_patterns(
-                self.kg,
-                topics,
-                hops,
-                **self._walk_limits,
-                allowed_relations=relations,
-                prune_from=1 if routed else cfg.zero_shot_pruned_from,
-            )
+            reach = self._reach(topics, hops, relations, routed)
             step.outputs.update({"patterns": len(reach), "reached": len(reach.entity), "truncated": reach.truncated})
         with trace.step("rank_paths", top_k=cfg.top_paths) as step:
             if not len(reach):

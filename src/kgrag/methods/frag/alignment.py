@@ -41,7 +41,8 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.frag.patterns import PatternReach, pattern_key
 from kgrag.methods.frag.router import ENTITY_TOKEN
 from kgrag.methods.frag.synthetic import SLOT, humanise
-from kgrag.models.embeddings import Embedder
+from kgrag.models.embeddings import Embedder, dot_scores
+from kgrag.retrieval.triples import kg_vectors
 
 _WORD = re.compile(r"[^\W_]+")
 _CANDIDATES = 5  # spans tried per mention (best by similarity); the assignment is exact over these
@@ -329,3 +330,17 @@ def aligned_pattern_scores(
             )
         out[k] = scored[key] - costs.hop * reach.lengths[k]
     return out
+
+
+def mean_pattern_scores(
+    kg: KnowledgeGraph, embedder: Embedder, question: str, reach: PatternReach, hop_cost: float
+) -> np.ndarray:
+    """The ``"mean"`` zero-shot score: mean question similarity of each pattern's relations, less ``hop_cost``
+    per hop. Scoring a pattern's whole text favours long patterns (more words to match) and out-and-back ones
+    (``time zones, then time zones (reverse)``); the mean over its relations does not, and the hop cost
+    prefers the shorter of two equally relevant patterns."""
+    n = kg.num_relations
+    sims = dot_scores(kg_vectors(kg, embedder).relations(), embedder.encode([question])[0])
+    per_edge = np.where(reach.patterns >= 0, sims[np.maximum(reach.patterns, 0) % n], 0.0)
+    lengths = np.maximum(reach.lengths, 1)
+    return per_edge.sum(axis=1) / lengths - hop_cost * lengths

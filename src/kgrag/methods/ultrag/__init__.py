@@ -48,7 +48,6 @@ from kgrag.methods.base import (
 )
 from kgrag.methods.settings import ClientRange, ClientText, MethodSetting
 from kgrag.methods.ultrag.dsl import (
-    Entity,
     Execution,
     ExecutionError,
     FuzzyExecutor,
@@ -75,6 +74,7 @@ from kgrag.methods.ultrag.relation_list import (
     relation_relevance,
     shown_order,
 )
+from kgrag.methods.ultrag.verify import found_anything_new, misread
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
@@ -129,6 +129,9 @@ class UltragConfig(MethodConfig):
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
     # (benchmarks/results/ultrag_fallback.json)
     fallback: MethodSetting = "frag"
+    # set a chain query aside (the fallback answers) when frag's zero-shot scorer puts its relation pattern
+    # more than frag's answer_margin below the best pattern from the same entity (methods/ultrag/verify.py)
+    verify_query: bool = False
 
 
 @registry.register("ultrag")
@@ -341,6 +344,12 @@ class Ultrag(Method):
         evidence = triples_as_evidence(self.kg, np.asarray(tids, np.int64), np.asarray(tscore), source="execute")
         return evidence + unsupported
 
+    def _misread(self, question: str, query: Query, execution: Execution, trace: Trace) -> str:
+        """Why a query that found something is set aside ("" when it is not): see ``verify_query``."""
+        if not self.config.verify_query or "frag" not in registry:
+            return ""
+        return misread(self._fallback_method("frag"), question, query, execution, trace)
+
     def _fallback(
         self, question: str, topic_entities: list[str], topic_names: list[str], reason: str, trace: Trace
     ) -> tuple[list[str], list[Evidence]]:
@@ -396,15 +405,18 @@ class Ultrag(Method):
         execution = None
         if query is not None:
             query, execution = self.run_query(query, trace)
-        if query is None or execution is None or not _found_anything_new(execution):
-            reason = (
-                "no valid query"
-                if query is None
-                else "no entity of the query is in the KG"
-                if execution is None
-                else "the query found nothing new"
-            )
+        reason = (
+            "no valid query"
+            if query is None
+            else "no entity of the query is in the KG"
+            if execution is None
+            else "the query found nothing new"
+            if not found_anything_new(execution)
+            else self._misread(question, query, execution, trace)
+        )
+        if reason:
             return self._fallback(question, topic_entities, topic_names, reason, trace)
+        assert query is not None and execution is not None
         offered = self.candidates(query, execution, self.config.top_answers)
         with trace.step("arbitrate", candidates=len(offered)) as step:
             names = [self.kg.entities[c.entity] for c in offered]
@@ -420,17 +432,6 @@ class Ultrag(Method):
             )
             step.outputs["answers"] = answers
         return answers, self.evidence_for(query, execution)
-
-
-def _found_anything_new(execution: Execution) -> bool:
-    """Whether the query scored an entity other than the ones it started from. A query that goes out and back
-    (``"George W. Bush" -> to_president -> to_president_inv``) can end where it began, and the arbitrator,
-    offered only the question's own entity, answers with it; that query ran as good as empty."""
-    started = np.zeros(len(execution.scores), dtype=bool)
-    for node, x in execution.intermediate.items():
-        if isinstance(node, Entity):
-            started |= x > 0
-    return bool(((execution.scores > 0) & ~started).any())
 
 
 def _other_end(kg: KnowledgeGraph, tid: int, entity: int) -> int:
