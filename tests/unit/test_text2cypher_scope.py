@@ -101,3 +101,13 @@ def test_a_label_spelled_like_a_keyword_is_not_one():
     query = "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n RETURN c.companyName, n LIMIT 5"
     tokens, done = rank_rows(tokenise_cypher(query), Ranking(5, "DESC"))
     assert serialise(tokens) == query.replace("LIMIT 5", "ORDER BY n DESC LIMIT 5") and len(done) == 1
+
+
+def test_a_property_read_is_a_name_a_dot_and_a_name():
+    """``property_read``, which every rewrite of reads asks: ``o.freight`` and a backticked name are reads; a dot
+    after a space, a number, or the second step of ``a.b.c`` are not."""
+    from kgrag.methods.text2cypher.patterns import property_read
+
+    tokens = tokenise_cypher("MATCH (o:Order) RETURN o.freight, `o`.shipCity, m.a.b, 1.5, o . x")
+    reads = {property_read(tokens, i) for i in range(len(tokens))} - {None}
+    assert reads == {("o", "freight"), ("o", "shipCity"), ("m", "a")}

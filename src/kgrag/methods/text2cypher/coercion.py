@@ -13,6 +13,7 @@ joins strings.
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.patterns import property_read
 from kgrag.methods.text2cypher.scope import is_word
 
 _ORDERING = {"<", ">", "<=", ">=", "=", "<>"}
@@ -63,9 +64,8 @@ def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]
     done: list[str] = []
     k = 0
     while k + 2 < len(out):
-        var, dot, prop = out[k], out[k + 1], out[k + 2]
-        is_read = var.kind == "word" and dot.kind == "punct" and dot.value == "." and prop.kind == "word"
-        if not is_read or types.get(var.value, {}).get(prop.value, "").upper() != "STRING":
+        read = property_read(out, k)
+        if read is None or types.get(read[0], {}).get(read[1], "").upper() != "STRING":
             k += 1
             continue
         after = _operator(out, k + 3)
@@ -76,10 +76,17 @@ def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]
         if not (number_after or before or summed or computed):
             k += 3
             continue
-        wrapped = [Token("word", "toFloat", var.gap), Token("punct", "("), var._replace(gap=False), dot, prop]
+        var, prop = read
+        first = out[k]
+        wrapped = [
+            Token("word", "toFloat", first.gap),
+            Token("punct", "("),
+            first._replace(gap=False),
+            *out[k + 1 : k + 3],
+        ]
         out[k : k + 3] = [*wrapped, Token("punct", ")")]
         how = "averaged or summed" if summed else "computed" if computed else "compared"
-        done.append(f"{var.value}.{prop.value} is stored as text: {how} as toFloat({var.value}.{prop.value})")
+        done.append(f"{var}.{prop} is stored as text: {how} as toFloat({var}.{prop})")
         k += len(wrapped) + 1
     return out, done
 

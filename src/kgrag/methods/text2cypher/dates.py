@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.patterns import property_read
 
 _YEAR = re.compile(r"(?<![0-9])([12][0-9]{3})(?![0-9])")
 _CASTS = {"tofloat", "tointeger"}
@@ -20,9 +21,9 @@ _CASTS = {"tofloat", "tointeger"}
 
 def _read_at(tokens: list[Token], k: int) -> tuple[int, int, str, str] | None:
     """The read starting at ``tokens[k]``, bare (``v.p``) or cast (``toFloat(v.p)``): (start, end, var, prop)."""
-    bare = k + 2 < len(tokens) and tokens[k].kind == "word" and tokens[k + 1].value == "."
-    if bare and tokens[k + 2].kind == "word" and (k == 0 or tokens[k - 1].value != "."):
-        return k, k + 3, tokens[k].value, tokens[k + 2].value
+    read = property_read(tokens, k)
+    if read is not None:
+        return k, k + 3, *read
     cast = tokens[k].kind == "word" and tokens[k].value.lower() in _CASTS
     if cast and k + 5 < len(tokens) and tokens[k + 1].value == "(" and tokens[k + 5].value == ")":
         inner = _read_at(tokens, k + 2)

@@ -23,7 +23,7 @@ import re
 
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, said
-from kgrag.methods.text2cypher.patterns import Node, patterns
+from kgrag.methods.text2cypher.patterns import Node, patterns, property_read
 from kgrag.methods.text2cypher.scope import clauses, is_word, split_at
 from kgrag.methods.text2cypher.values import ValueIndex
 
@@ -59,7 +59,8 @@ def unasked_filters(tokens: list[Token], question: str, typed: dict[str, dict]) 
 
 
 def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, dict]) -> bool:
-    if len(part) < 4 or part[1].value != "." or part[0].value not in typed:  # the property may not even exist
+    read = property_read(part, 0) if len(part) >= 4 else None
+    if read is None or read[0] not in typed:  # the property may not even exist
         return False
     rest = part[3:]
     null_test = [t.value.upper() for t in rest] in (["IS", "NULL"], ["IS", "NOT", "NULL"])

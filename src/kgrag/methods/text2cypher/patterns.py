@@ -33,6 +33,17 @@ def word(tok: Token) -> str | None:
     return tok.value if tok.kind in ("word", "name") else None
 
 
+def property_read(tokens: list[Token], i: int) -> tuple[str, str] | None:
+    """``(var, prop)`` when the tokens from ``i`` read a property, ``var.prop`` (the dot written right after the
+    name, the name not itself after a dot); None otherwise. Every rewrite that looks at reads asks this."""
+    if i < 0 or i + 2 >= len(tokens) or (i and tokens[i - 1].value == "."):
+        return None
+    var, dot, prop = word(tokens[i]), tokens[i + 1], word(tokens[i + 2])
+    if var is None or prop is None or dot.kind != "punct" or dot.value != "." or dot.gap:
+        return None
+    return var, prop
+
+
 def _node_at(tokens: list[Token], i: int) -> Node | None:
     """A node pattern ``(var:Label:Other {...})`` opening at ``tokens[i] == "("``, else None."""
     prev = tokens[i - 1].value.upper() if i and tokens[i - 1].kind in ("word", "punct") else "MATCH"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.joins import binding_match, route_clause
-from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, variables, word
+from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, property_read, variables
 from kgrag.methods.text2cypher.schema import GraphSchema, RelationshipType
 
 
@@ -37,9 +37,9 @@ def wrong_variable_reads(
 
     problems = []
     for i in range(len(tokens) - 2):
-        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
-        if not (dot.kind == "punct" and dot.value == "." and word(var) and word(prop) and not dot.gap):
+        if property_read(tokens, i) is None:
             continue
+        var, prop = tokens[i], tokens[i + 2]
         have = has(var.value)
         if have is None or prop.value in have:
             continue
@@ -69,9 +69,10 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
     chains = patterns(tokens)
     nodes, _ = variables(chains)
     for i in range(len(tokens) - 2):
-        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
-        if not (dot.value == "." and not dot.gap and var.value in nodes and word(prop)):
+        read = property_read(tokens, i)
+        if read is None or read[0] not in nodes:
             continue
+        var, prop = tokens[i], tokens[i + 2]
         if nodes[var.value] not in schema.labels or prop.value in schema.labels[nodes[var.value]]:
             continue
         beside = [
@@ -115,9 +116,10 @@ def join_read_owner(tokens: list[Token], schema: GraphSchema) -> tuple[list[Toke
     held = {p for t in rels.values() for p in schema.relationship_properties(t)}
     held |= {p for label in nodes.values() for p in schema.labels.get(label, {})}
     for i in range(len(tokens) - 2):
-        var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
-        if not (dot.value == "." and not dot.gap and var.value in nodes and word(prop)) or prop.value in held:
+        read = property_read(tokens, i)
+        if read is None or read[0] not in nodes or read[1] in held:
             continue
+        var, prop = tokens[i], tokens[i + 2]
         label = nodes[var.value]
         owners = _owners(schema, label, prop.value) if label in schema.labels else []
         binding = binding_match(tokens, var.value)
