@@ -66,3 +66,8 @@ def test_prompts_load_and_render():
     assert prompt.top_k is None and prompt.min_p is None
     with pytest.raises(FileNotFoundError, match="no prompt named"):
         load_prompt("no_such_prompt")
+
+
+def test_a_score_copied_from_a_candidate_list_is_not_part_of_the_answer():
+    reply = "Spanish (1.00)\nSuwon (0.87, by location.mailing_address.citytown)\nApollo 13 (1995)\n1.5"
+    assert split_items(reply) == ["Spanish", "Suwon", "Apollo 13 (1995)", "1.5"]

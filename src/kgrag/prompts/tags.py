@@ -14,6 +14,9 @@ from collections.abc import Iterable, Mapping
 _TAG = re.compile(r"<\s*(/?)\s*([A-Za-z_][\w\-]*)\s*/?\s*>")
 _FENCE = re.compile(r"^\s*```[\w+\-]*\s*$", re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\(\d+\))\s+")
+# a score copied from a candidate list ("Spanish (1.00)", "Suwon (0.87, by citytown)": ultrag's arbitrator shows
+# each entity so, and the 1.5B model wrote the 4 answers of one of the WebQSP proxy's first 100 dev questions so)
+_COPIED_SCORE = re.compile(r"\s+\((?:0|1)\.\d+(?:, by [^()]*)?\)$")
 
 
 def _canonical(name: str, known: set[str], aliases: Mapping[str, str]) -> str | None:
@@ -64,7 +67,7 @@ def split_items(content: str | None) -> list[str]:
         return []
     seen: dict[str, None] = {}
     for line in content.splitlines():
-        item = _BULLET.sub("", line).strip().strip('"').strip()
+        item = _COPIED_SCORE.sub("", _BULLET.sub("", line).strip()).strip('"').strip()
         if item and item.lower() not in ("none", "n/a", "-"):
             seen.setdefault(item, None)
     return list(seen)
