@@ -49,7 +49,7 @@ def test_query_execute_arbitrate(movies_kg):
     assert ans.error is None
     assert ans.answers == ["Al Pacino"]
     assert ans.usage.llm_calls == 2
-    assert _steps(ans) == ["write_query", "link", "repair", "subgraph", "execute", "arbitrate"]
+    assert _steps(ans) == ["write_query", "link", "repair", "subgraph", "execute", "verify_query", "arbitrate"]
     assert ans.trace[2].outputs["notes"] == []
     execute = ans.trace[4].outputs
     assert {name for name, _ in execute["top"]} == {"Al Pacino", "Robert De Niro", "Russell Crowe"}

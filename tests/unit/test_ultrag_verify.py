@@ -41,24 +41,24 @@ def test_a_chain_query_is_a_relation_pattern_from_its_leaf(movies_kg):
 
 def test_a_query_the_question_does_not_ask_for_is_set_aside(movies_kg, static_embedder):
     question = "who directed Heat"
-    checked = _ultrag(movies_kg, '"Heat" -> release_year', static_embedder, verify_query=True).answer(question)
+    checked = _ultrag(movies_kg, '"Heat" -> release_year', static_embedder).answer(question)
     steps = {s.name: s.outputs for s in checked.trace}
     assert steps["verify_query"]["agrees"] is False
     assert steps["verify_query"]["pattern"] == "release_year" and steps["verify_query"]["best"] == "directed_by"
     assert "arbitrate" not in steps and steps["fallback"]["method"] == "frag"
     assert checked.answers == ["Michael Mann"]
-    unchecked = _ultrag(movies_kg, '"Heat" -> release_year', static_embedder).answer(question)
+    unchecked = _ultrag(movies_kg, '"Heat" -> release_year', static_embedder, verify_query=False).answer(question)
     assert "verify_query" not in {s.name for s in unchecked.trace} and unchecked.answers == ["1995"]
 
 
 def test_the_query_the_question_asks_for_is_kept(movies_kg, static_embedder):
-    ans = _ultrag(movies_kg, '"Heat" -> directed_by', static_embedder, verify_query=True).answer("who directed Heat")
+    ans = _ultrag(movies_kg, '"Heat" -> directed_by', static_embedder).answer("who directed Heat")
     steps = {s.name: s.outputs for s in ans.trace}
     assert steps["verify_query"]["agrees"] is True and "arbitrate" in steps and "fallback" not in steps
 
 
 def test_a_query_with_an_intersection_is_not_checked(movies_kg, static_embedder):
     query = 'AND("Heat" -> starred_actors, "The Insider" -> starred_actors)'
-    ans = _ultrag(movies_kg, query, static_embedder, verify_query=True).answer("who acted in Heat and The Insider")
+    ans = _ultrag(movies_kg, query, static_embedder).answer("who acted in Heat and The Insider")
     steps = {s.name: s.outputs for s in ans.trace}
     assert steps["verify_query"] == {"checked": False, "agrees": True} and "arbitrate" in steps
