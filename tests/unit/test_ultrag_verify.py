@@ -62,3 +62,16 @@ def test_a_query_with_an_intersection_is_not_checked(movies_kg, static_embedder)
     ans = _ultrag(movies_kg, query, static_embedder).answer("who acted in Heat and The Insider")
     steps = {s.name: s.outputs for s in ans.trace}
     assert steps["verify_query"] == {"checked": False, "agrees": True} and "arbitrate" in steps
+
+
+def test_frag_scores_patterns_for_another_method_only_where_it_runs_zero_shot(movies_kg, static_embedder):
+    """Where a trained router or pattern scorer ranks (MetaQA as shipped), their scores are on another scale, so
+    ``zero_shot_pattern_scores`` gives none and ultrag's queries go unchecked there."""
+    from kgrag.methods import get
+    from kgrag.methods.frag.patterns import pattern_label
+
+    heat = [movies_kg.entity_id("Heat")]
+    reach, scores = get("frag")(movies_kg, embedder=static_embedder).zero_shot_pattern_scores("who directed Heat", heat)
+    assert pattern_label(movies_kg, reach.patterns[scores.argmax()]) == "directed_by"
+    trained = get("frag")(movies_kg, embedder=static_embedder, router="builtin")
+    assert trained.zero_shot_pattern_scores("who directed Heat", heat) is None
