@@ -37,6 +37,9 @@ class Text2CypherConfig(CypherConfig):
     example_count: Annotated[int, ClientRange(0, 10)] = 3
     value_hints: bool = True
     repairs: Annotated[int, ClientRange(0, 2)] = 1
+    # whether a repair call still shows the solved examples (the 1.5B model copies their shape, and a query
+    # copied into the wrong shape is what the repair has to undo)
+    repair_examples: bool = True
 
 
 @registry.register("text2cypher")
@@ -112,6 +115,8 @@ class Text2Cypher(TextToCypher):
                 best = (_standing(result, problem), step, result)
             if problem is None or attempt == cfg.repairs:
                 break
+            if not cfg.repair_examples:
+                context = {**context, "examples": ""}
             labels = {x for x in self.schema.labels if x in checked.query}
             repair = (
                 f"\nThis query was tried:\n{checked.query}\nWhat went wrong: {problem}\n"
