@@ -557,3 +557,28 @@ def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(
     assert check(stored, "Which products are seafood?").startswith("MATCH (c:Category {categoryName: 'Seafood'})")
     named = "MATCH (p:Product {productID: 'P001'}) RETURN p.productName"
     assert check(named, "What is product 'P001' called?") == named
+
+
+@pytest.mark.parametrize("repair_examples", [False, True])
+def test_the_repair_call_shows_the_solved_examples_only_when_asked(northwind, tmp_path, repair_examples):
+    from tests.conftest import RecordingLLM
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        json.dumps({"question": "How many products are there?", "cypher": "MATCH (p:Product) RETURN count(p)"})
+    )
+    wrong = "MATCH (c:Category {categoryName: 'seafood'})<-[:PART_OF]-(p:Product) RETURN p.productName"
+    llm = RecordingLLM(
+        {
+            "prompt": "text2cypher_write",
+            "match": "returned no rows",
+            "response": "<cypher>MATCH (p:Product) RETURN p</cypher>",
+        },
+        {"prompt": "text2cypher_write", "response": f"<cypher>{wrong}</cypher>"},
+    )
+    method = get_method("text2cypher")(
+        northwind, llm=llm, examples=str(pairs), embedder=load_embedder("static"), repair_examples=repair_examples
+    )
+    method.answer("Which seafood products are there?")
+    first, repair = ["\n".join(m["content"] for m in call) for call in llm.messages("text2cypher_write")]
+    assert "Solved examples" in first and ("Solved examples" in repair) == repair_examples
