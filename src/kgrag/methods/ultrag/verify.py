@@ -9,8 +9,8 @@ FRAG's zero-shot scorer reads the question another way: it aligns each relation 
 its own span of the question (:mod:`kgrag.methods.frag.alignment`), with no LLM. A chain query from one entity
 (``"E" -> r1 -> r2``) is such a pattern. When it scores more than FRAG's ``answer_margin`` below the best
 pattern from the same entity, or FRAG's search does not reach it at all — FRAG's own answer call would not
-read its paths — the query is set aside and the fallback answers instead. Queries with an intersection, and KGs where FRAG scores patterns with trained
-models (on another scale), are not checked.
+read its paths — the query is set aside and the fallback answers instead. Queries with an intersection, and
+KGs where FRAG scores patterns with trained models (on another scale), are not checked.
 """
 
 from __future__ import annotations
