@@ -67,10 +67,11 @@ def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, di
     literal = len(rest) == 2 and rest[0].value in _COMPARISONS and rest[1].kind in _LITERALS
     if not (null_test or literal):
         return False
-    known = part[2].value in typed[part[0].value]  # an unknown property fails whatever the question says
+    var, prop = read
+    known = prop in typed[var]  # an unknown property fails whatever the question says
     if literal and known and _says(rest[1], words, asked):
         return False
-    meaningful = [w for w in identifier_words(part[2].value) if len(w) >= _MEANINGFUL]
+    meaningful = [w for w in identifier_words(prop) if len(w) >= _MEANINGFUL]
     return bool(meaningful) and not any(said(w, words) for w in meaningful)
 
 

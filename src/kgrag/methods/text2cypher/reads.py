@@ -37,21 +37,20 @@ def wrong_variable_reads(
 
     problems = []
     for i in range(len(tokens) - 2):
-        if property_read(tokens, i) is None:
+        read = property_read(tokens, i)
+        if read is None:
             continue
-        var, prop = tokens[i], tokens[i + 2]
-        have = has(var.value)
-        if have is None or prop.value in have:
+        var, prop = read
+        have = has(var)
+        if have is None or prop in have:
             continue
-        owners = [v for v in [*nodes, *rels] if v != var.value and prop.value in (has(v) or {})]
-        label = nodes.get(var.value) or rels[var.value]
+        owners = [v for v in [*nodes, *rels] if v != var and prop in (has(v) or {})]
+        label = nodes.get(var) or rels[var]
         if len(owners) == 1:
-            tokens[i] = var._replace(value=owners[0])
-            fixed.append(f"{label} has no property {prop.value!r}: read from {owners[0]}.{prop.value}")
+            tokens[i] = tokens[i]._replace(value=owners[0])
+            fixed.append(f"{label} has no property {prop!r}: read from {owners[0]}.{prop}")
         else:
-            problems.append(
-                f"{label} has no property {prop.value!r}; it has {listing(have)}{_held_by(schema, prop.value)}"
-            )
+            problems.append(f"{label} has no property {prop!r}; it has {listing(have)}{_held_by(schema, prop)}")
     return list(dict.fromkeys(problems))
 
 
@@ -72,14 +71,14 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
         read = property_read(tokens, i)
         if read is None or read[0] not in nodes:
             continue
-        var, prop = tokens[i], tokens[i + 2]
-        if nodes[var.value] not in schema.labels or prop.value in schema.labels[nodes[var.value]]:
+        var, prop = read
+        if nodes[var] not in schema.labels or prop in schema.labels[nodes[var]]:
             continue
         beside = [
             chain[j]
             for chain in chains
             for k, part in enumerate(chain)
-            if isinstance(part, Node) and part.var == var.value
+            if isinstance(part, Node) and part.var == var
             for j in (k - 1, k + 1)
             if 0 <= j < len(chain)
         ]
@@ -87,7 +86,7 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
             r
             for r in beside
             if isinstance(r, Rel) and r.var is None and r.bracket and len(r.types) == 1
-            if prop.value in schema.relationship_properties(r.types[0])
+            if prop in schema.relationship_properties(r.types[0])
         ]
         if len({id(r) for r in rels}) != 1:
             continue
@@ -96,7 +95,7 @@ def name_relationship_read(tokens: list[Token], schema: GraphSchema) -> tuple[li
         out = [*tokens[: rel.bracket[0] + 1], Token("word", name), *tokens[rel.bracket[0] + 1 :]]
         at = i + 1 if i > rel.bracket[0] else i
         out[at] = out[at]._replace(value=name)
-        done = f"{nodes[var.value]} has no property {prop.value!r}, {rel.types[0]} has: read from {name}.{prop.value}"
+        done = f"{nodes[var]} has no property {prop!r}, {rel.types[0]} has: read from {name}.{prop}"
         rest, more = name_relationship_read(out, schema)
         return rest, [done, *more]
     return tokens, []
@@ -119,17 +118,17 @@ def join_read_owner(tokens: list[Token], schema: GraphSchema) -> tuple[list[Toke
         read = property_read(tokens, i)
         if read is None or read[0] not in nodes or read[1] in held:
             continue
-        var, prop = tokens[i], tokens[i + 2]
-        label = nodes[var.value]
-        owners = _owners(schema, label, prop.value) if label in schema.labels else []
-        binding = binding_match(tokens, var.value)
+        var, prop = read
+        label = nodes[var]
+        owners = _owners(schema, label, prop) if label in schema.labels else []
+        binding = binding_match(tokens, var)
         if len(owners) != 1 or binding is None or binding.end > i:
             continue
         (rel, on_rel), out_way = owners[0], owners[0][0].source == label
         other = rel.target if out_way else rel.source
         name = fresh_name("r" if on_rel else other[0].lower(), tokens)
         step = (rel.name, "out" if out_way else "in", other)
-        join = route_clause(var.value, [step], name, name_relationship=on_rel)
+        join = route_clause(var, [step], name, name_relationship=on_rel)
         out = [*tokens[: binding.end], *join, *tokens[binding.end :]]
         out[i + len(join)] = out[i + len(join)]._replace(value=name)
         where = (
@@ -140,7 +139,7 @@ def join_read_owner(tokens: list[Token], schema: GraphSchema) -> tuple[list[Toke
             else f"the {other} {rel.name} it"
         )
         rest, more = join_read_owner(out, schema)
-        return rest, [f"{label} has no property {prop.value!r}, {where} has: matched it as {name}", *more]
+        return rest, [f"{label} has no property {prop!r}, {where} has: matched it as {name}", *more]
     return tokens, []
 
 

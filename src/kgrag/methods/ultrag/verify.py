@@ -97,9 +97,9 @@ def read_query(frag: Frag, question: str, query: Query, execution: Execution) ->
 def misread(frag: object, question: str, query: Query, execution: Execution, trace: Trace) -> str:
     """Why the query is set aside ("" when it is not): its pattern scores more than ``frag``'s
     ``answer_margin`` below frag's best (a ``verify_query`` step on the trace says what was compared)."""
-    margin = frag.config.answer_margin if isinstance(frag, Frag) else None
-    if not isinstance(frag, Frag) or margin is None:
+    if not isinstance(frag, Frag) or frag.config.answer_margin is None:
         return ""
+    margin = frag.config.answer_margin
     with trace.step("verify_query") as step:
         reading = read_query(frag, question, query, execution)
         agrees = reading is None or reading.asks_what_frag_reads(margin)
