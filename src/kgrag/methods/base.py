@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.answer_kind import answer_kind, as_count
 from kgrag.methods.confidence import answer_signals, confidences
 from kgrag.methods.settings import ClientRange
-from kgrag.methods.support import answer_support, echoes, supported_first
+from kgrag.methods.support import answer_support, echoes, joining_chain, supported_first
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
@@ -134,7 +135,13 @@ class Method(ABC):
         start = time.perf_counter()
         with track_usage() as calls:
             answers, evidence = self._answer(question, list(topic_entities or []), trace)
-        support = answer_support(self.kg, question, answers, evidence, [*(topic_entities or []), *_linked(trace.steps)])
+        topics = [*(topic_entities or []), *_linked(trace.steps)]
+        support = answer_support(self.kg, question, answers, evidence, topics)
+        kind = answer_kind(question)
+        if kind == "yes_no" and "yes" in answers:  # a yes stands on the evidence joining the question's entities
+            chain = joining_chain(self.kg, question, evidence, topics)
+            if chain:
+                support["yes"] = chain
         abstained = None
         made_up = echoes(self.kg, question, answers, support)
         answers = [a for a in answers if a not in made_up]
@@ -147,6 +154,9 @@ class Method(ABC):
         signals = answer_signals(answers, evidence, support, reply)
         answers = supported_first(answers, support)
         sure = confidences(self.name, signals)
+        if kind == "count":  # the members the model listed become their number
+            answers, support, sure, member = as_count(answers, support, sure)
+            signals = {answers[0]: signals[member]} if member is not None else signals
         threshold = self.config.abstain
         if threshold is not None and answers:
             kept = [a for a in answers if sure[a] >= threshold]
@@ -296,13 +306,22 @@ def ask_for_answers(
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
+    from kgrag.methods.answer_kind import COUNT_ITEMS, answer_kind, read_yes_no, with_note
     from kgrag.prompts.gbnf import choice_grammar
     from kgrag.prompts.tags import split_items
 
-    text, parsed = method.call_prompt(prompt_name, grammar=choice_grammar(choices or {}), **values)
+    kind = answer_kind(values.get("question", ""))
+    if "question" in values:  # a count or yes/no question gets the note its answer needs
+        values["question"] = with_note(values["question"], kind)
+    if kind == "yes_no" and choices:
+        choices = {"yes": "yes", "no": "no"}
+    grammar = choice_grammar(choices or {}, max_items=COUNT_ITEMS if kind == "count" else 10)
+    text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
     items = split_items(parsed.get("answers"))
     if not items and "<" not in text:  # the model ignored the format: take its lines as answers
         items = split_items(text)
+    if kind == "yes_no":
+        return read_yes_no(items or [text.split("<", 1)[0]])
     if choices:  # the grammar separates names by lines or "; "
         items = [
             part for item in items for part in ([item] if item in choices else item.split("; ")) if part in choices

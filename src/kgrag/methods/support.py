@@ -62,6 +62,40 @@ def answer_support(
         start = kg.find_entity(ev.entities[0]) if len(ev.triples) > 1 and ev.entities else None  # name: its head)
         if start is not None:
             starts.add(start)
+    adjacency, row_values = _evidence_graph(kg, evidence)
+    chains = _chains(adjacency, starts)
+    support: dict[str, list[int]] = {}
+    for answer in answers:
+        eid = kg.find_entity(answer)
+        if eid is not None and chains.get(eid):
+            support[answer] = chains[eid]
+        elif normalize(answer) in row_values:
+            support[answer] = []
+    return support
+
+
+def joining_chain(
+    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str] = ()
+) -> list[int] | None:
+    """The shortest chain of checked evidence triples between two of the question's entities (what supports a
+    "yes" to "Is Kestrel headquartered in Seoul?"), or None when the evidence joins none of them."""
+    starts = question_entities(kg, question, evidence, topics)
+    adjacency, _ = _evidence_graph(kg, evidence)
+    best: list[int] | None = None
+    for start in sorted(starts):
+        chains = _chains(adjacency, {start})
+        for other in starts - {start}:
+            chain = chains.get(other)
+            if chain and (best is None or len(chain) < len(best)):
+                best = chain
+    return best
+
+
+def _evidence_graph(
+    kg: KnowledgeGraph, evidence: Sequence[Evidence]
+) -> tuple[dict[int, list[tuple[int, int]]], set[str]]:
+    """The evidence's checked triples as an undirected adjacency (entity → [(other end, triple id)]), and the
+    normalised values of the evidence that is no KG path (result rows)."""
     adjacency: dict[int, list[tuple[int, int]]] = {}
     row_values: set[str] = set()
     for ev in evidence:
@@ -72,15 +106,7 @@ def answer_support(
             head, tail = int(kg.heads[tid]), int(kg.tails[tid])
             adjacency.setdefault(head, []).append((tail, tid))
             adjacency.setdefault(tail, []).append((head, tid))
-    chains = _chains(adjacency, starts)
-    support: dict[str, list[int]] = {}
-    for answer in answers:
-        eid = kg.find_entity(answer)
-        if eid is not None and chains.get(eid):
-            support[answer] = chains[eid]
-        elif normalize(answer) in row_values:
-            support[answer] = []
-    return support
+    return adjacency, row_values
 
 
 def _chains(adjacency: dict[int, list[tuple[int, int]]], starts: set[int]) -> dict[int, list[int]]:

@@ -31,6 +31,7 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import by_path_score, follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
+from kgrag.methods.answer_kind import answer_kind, joining_evidence
 from kgrag.methods.base import (
     Method,
     Trace,
@@ -392,7 +393,8 @@ class Frag(Method):
             paths, scores = self._pattern_paths(
                 question, masked, sims, topics, hops, relations, trace, routed, for_answer
             )
-        return paths_as_evidence(self.kg, paths, scores, source="frag"), (hops if routed else 0)
+        evidence = paths_as_evidence(self.kg, paths, scores, source="frag")
+        return joining_evidence(self.kg, question, topics, evidence), (hops if routed else 0)
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         return self._retrieve(question, list(topic_entities or []), Trace())[0]
@@ -431,6 +433,8 @@ class Frag(Method):
             grounding = self.config.grounding
             if grounding == "auto":
                 grounding = "pattern" if self.pattern_classifier is not None else "none"
+            if answer_kind(question) == "yes_no":  # "yes" and "no" end no path
+                grounding = "none"
             step.outputs["grounding"] = grounding
             if grounding == "pattern":
                 answers = keep_to_best_pattern(answers, ranked, exclude=topics)

@@ -1,0 +1,100 @@
+"""Count and yes/no questions (methods/answer_kind.py): the kind read from the question, the note and grammar the
+answer call gets, and the answer made of the reply (scripted LLM: plumbing only, no accuracy claims)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import get as get_method
+from kgrag.methods.answer_kind import answer_kind, as_count, read_yes_no, with_note
+from kgrag.models.embeddings import load_embedder
+from tests.conftest import RecordingLLM
+
+FAMILY = [
+    ("Thomas Hale", "parent of", "Lucas Hale"),
+    ("Thomas Hale", "parent of", "Mia Hale"),
+    ("Thomas Hale", "born in", "Leeds"),
+    ("Mia Hale", "works as", "software developer"),
+    ("Lucas Hale", "works as", "nurse"),
+    ("Distributed Systems", "credits", "6"),
+]
+
+
+@pytest.fixture()
+def family(tmp_path):
+    return KnowledgeGraph.load(KnowledgeGraph.from_triples(FAMILY).save(tmp_path / "kg"))
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many children does Thomas Hale have?", "count"),
+        ("What is the number of films Heat's director made?", "count"),
+        ("Is Mia Hale a software developer?", "yes_no"),
+        ("did Heat win an award", "yes_no"),
+        ("Was Thomas Hale born in Leeds or York?", "entities"),  # one of two, not yes or no
+        ("Who is Isaac Hale's father?", "entities"),
+        ("can you name a film directed by Isaac Florentine", "entities"),  # a request (MetaQA has 2% of these)
+        ("Where is the island located?", "entities"),
+    ],
+)
+def test_answer_kind_reads_the_question(question, kind):
+    assert answer_kind(question) == kind
+
+
+def test_only_count_and_yes_no_questions_get_a_note():
+    assert with_note("Who directed Heat?", "entities") == "Who directed Heat?"
+    assert with_note("Is Heat a film?", "yes_no").startswith("Is Heat a film?\n(") and "yes or no" in with_note(
+        "Is Heat a film?", "yes_no"
+    )
+    assert "list every one" in with_note("How many films?", "count")
+
+
+def test_as_count_counts_distinct_members_and_keeps_a_value():
+    answers, support, sure, member = as_count(["A", "B", "A"], {"A": [1, 2], "B": [2, 3]}, {"A": 0.9, "B": 0.5})
+    assert answers == ["2"] and support == {"2": [1, 2, 3]} and sure == {"2": 0.5} and member == "B"
+    answers, support, _, _ = as_count(["A", "C"], {"A": [1]}, {"A": 0.9, "C": 0.4})
+    assert answers == ["2"] and support == {}  # a member without support: the count has none
+    assert as_count(["6"], {"6": [4]}, {"6": 0.8})[:3] == (["6"], {"6": [4]}, {"6": 0.8})  # a value, not a count
+    assert as_count([], {}, {})[0] == []
+
+
+def test_read_yes_no_takes_the_first_line_that_starts_with_either_word():
+    assert read_yes_no(["Yes, she is."]) == ["yes"]
+    assert read_yes_no(["Perhaps", "no"]) == ["no"]
+    assert read_yes_no(["Nobody knows"]) == []
+
+
+def test_frag_counts_the_members_its_answer_call_lists(family):
+    """The answer call is told to list the members and, under a grammar, may name up to 50; the answer is their
+    number, supported by the members' chains."""
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>Lucas Hale\nMia Hale\nLucas Hale</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1, choose_answers="on")
+    answer = frag.answer("How many children does Thomas Hale have?", ["Thomas Hale"])
+    assert answer.answers == ["2"] and answer.grounded and len(answer.support["2"]) == 2
+    assert "list every one of them" in llm.messages("frag_answer")[-1][-1]["content"]
+    assert "{0,49}" in llm.grammars[-1]
+    assert set(answer.confidence) == set(answer.signals) == {"2"}
+
+
+def test_a_count_question_answered_by_a_value_keeps_the_value(family):
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>6</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1)
+    answer = frag.answer("How many credits is Distributed Systems worth?", ["Distributed Systems"])
+    assert answer.answers == ["6"] and answer.grounded
+
+
+def test_yes_no_questions_choose_between_yes_and_no(family):
+    """Under a grammar the reply may only be yes or no; a yes is supported by the evidence joining the question's
+    entities, a no by nothing."""
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>yes</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1, choose_answers="on")
+    answer = frag.answer("Is Mia Hale a software developer?", ["Mia Hale", "software developer"])
+    grammar = llm.grammars[-1]
+    assert grammar.splitlines()[-1] == 'item ::= "no" | "yes"' and "(Answer yes or no.)" in str(llm.calls[-1][1])
+    assert answer.answers == ["yes"] and answer.grounded
+    assert [family.triple(t) for t in answer.support["yes"]] == [FAMILY[3]]
+    llm = RecordingLLM({"prompt": "kaping_answer", "response": "<answers>No, Lucas Hale is a nurse.</answers>"})
+    answer = get_method("kaping")(family, llm=llm).answer("Is Lucas Hale a software developer?", ["Lucas Hale"])
+    assert answer.answers == ["no"] and not answer.grounded
