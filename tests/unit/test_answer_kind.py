@@ -85,16 +85,32 @@ def test_a_count_question_answered_by_a_value_keeps_the_value(family):
     assert answer.answers == ["6"] and answer.grounded
 
 
-def test_yes_no_questions_choose_between_yes_and_no(family):
-    """Under a grammar the reply may only be yes or no; a yes is supported by the evidence joining the question's
-    entities, a no by nothing."""
-    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>yes</answers>"})
-    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1, choose_answers="on")
+def test_a_yes_no_question_about_two_entities_is_answered_as_the_entity_question_it_claims(family):
+    """ "Is Mia Hale a software developer?" → the method answers "Which X: Is Mia Hale a X?" about Mia Hale; yes
+    when its answers include the claimed entity (supported by the chain to it), no when they name others
+    (supported by the chain to what was found)."""
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>software developer</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1)
     answer = frag.answer("Is Mia Hale a software developer?", ["Mia Hale", "software developer"])
-    grammar = llm.grammars[-1]
-    assert grammar.splitlines()[-1] == 'item ::= "no" | "yes"' and "(Answer yes or no.)" in str(llm.calls[-1][1])
+    assert "Which X: Is Mia Hale a X?" in llm.messages("frag_answer")[-1][-1]["content"]
     assert answer.answers == ["yes"] and answer.grounded
     assert [family.triple(t) for t in answer.support["yes"]] == [FAMILY[3]]
-    llm = RecordingLLM({"prompt": "kaping_answer", "response": "<answers>No, Lucas Hale is a nurse.</answers>"})
-    answer = get_method("kaping")(family, llm=llm).answer("Is Lucas Hale a software developer?", ["Lucas Hale"])
-    assert answer.answers == ["no"] and not answer.grounded
+    assert answer.trace[-1].name == "yes_no" and answer.trace[-1].outputs["found"] == ["software developer"]
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>nurse</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1)
+    answer = frag.answer("Is Lucas Hale a software developer?")  # entities linked from the question
+    assert answer.answers == ["no"] and [family.triple(t) for t in answer.support["no"]] == [FAMILY[4]]
+
+
+def test_a_yes_no_question_about_one_entity_chooses_between_yes_and_no(family):
+    """With one entity there is no claim to check: the answer call is told to answer yes or no, under a grammar
+    only those words; a free reply's first word is read."""
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>yes</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=1, choose_answers="on")
+    answer = frag.answer("Does Thomas Hale have children?", ["Thomas Hale"])
+    assert llm.grammars[-1].splitlines()[-1] == 'item ::= "no" | "yes"'
+    assert "(Answer yes or no.)" in llm.messages("frag_answer")[-1][-1]["content"]
+    assert answer.answers == ["yes"] and not answer.grounded
+    llm = RecordingLLM({"prompt": "kaping_answer", "response": "<answers>No, he has none.</answers>"})
+    answer = get_method("kaping")(family, llm=llm).answer("Is Thomas Hale retired?", ["Thomas Hale"])
+    assert answer.answers == ["no"]

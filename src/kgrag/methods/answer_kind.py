@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from kgrag.linking.normalize import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgrag.graph.kg import KnowledgeGraph
-    from kgrag.types import Evidence
 
 AnswerKind = Literal["entities", "count", "yes_no"]
 
@@ -73,23 +75,47 @@ def read_yes_no(items: Sequence[str]) -> list[str]:
     return []
 
 
-def joining_evidence(
-    kg: KnowledgeGraph, question: str, topics: Sequence[int], evidence: Sequence[Evidence], *, max_length: int = 3
-) -> list[Evidence]:
-    """``evidence`` with, for a yes/no question about two or more KG entities, the shortest paths joining the
-    first to the others (up to ``max_length`` hops) put first. A method whose walks never step onto a question
-    entity (frag: an entity question's answer is never one of its own) would otherwise hide the very fact a
-    "yes" stands on ("Kestrel -[headquartered in]-> Seoul")."""
-    if answer_kind(question) != "yes_no" or len(topics) < 2:
-        return list(evidence)
-    from kgrag.graph.algorithms import shortest_paths
-    from kgrag.retrieval.paths import paths_as_evidence
+@dataclass(frozen=True)
+class Claim:
+    """A yes/no question read as an entity question and the entity it claims: "Is Voltaic headquartered in
+    Taipei?" → asked "Which X: Is Voltaic headquartered in X?" about ``topics`` ["Voltaic"], claimed "Taipei"."""
 
-    paths = shortest_paths(kg, [topics[0]], list(topics[1:]), max_length=max_length, max_paths=10)
-    top = max((ev.score for ev in evidence if ev.score is not None), default=0.0)
-    joining = paths_as_evidence(kg, paths, [top] * len(paths), source="joining")
-    known = {tuple(ev.triples) for ev in joining}
-    return joining + [ev for ev in evidence if tuple(ev.triples) not in known]
+    asked: str
+    claimed: str
+    topics: list[str]
+
+
+def yes_no_claim(kg: KnowledgeGraph, question: str, topics: Sequence[str] = ()) -> Claim | None:
+    """The claim of a yes/no question that names two or more KG entities (the given topics, else its two most
+    salient mentions): the one it names last is claimed, the others are what the entity question is about;
+    None when the question names fewer than two, or a given one cannot be found in its text."""
+    if topics:
+        found = [(question.lower().rfind(t.lower()), t) for t in dict.fromkeys(topics)]
+        if len(found) < 2 or any(at < 0 for at, _ in found):
+            return None
+        (at, claimed), rest = max(found), [t for _, t in sorted(found)[:-1]]
+        end = at + len(claimed)
+    else:
+        from kgrag.linking.hybrid import HybridLinker
+
+        spans = [s for s in HybridLinker(kg).find_mentions(question)[:2] if s.candidates]
+        if len(spans) < 2:
+            return None
+        last = max(spans, key=lambda s: s.start)
+        at, end, claimed = last.start, last.end, kg.entities[last.candidates[0].entity]
+        rest = [kg.entities[s.candidates[0].entity] for s in spans if s is not last]
+    return Claim(f"Which X: {question[:at]}X{question[end:]}", claimed, rest)
+
+
+def verdict(kg: KnowledgeGraph, claim: Claim, answers: Sequence[str]) -> list[str]:
+    """``["yes"]`` when the entity question's answers include the claimed entity, ``["no"]`` when they name
+    others, ``[]`` when there are none (nothing known either way)."""
+    if not answers:
+        return []
+    claimed = kg.find_entity(claim.claimed)
+    said = {kg.find_entity(a) for a in answers} - {None}
+    named = claimed in said if claimed is not None else False
+    return ["yes"] if named or any(normalize(a) == normalize(claim.claimed) for a in answers) else ["no"]
 
 
 def as_count(
@@ -114,10 +140,12 @@ def as_count(
 __all__ = [
     "COUNT_ITEMS",
     "AnswerKind",
+    "Claim",
     "answer_kind",
     "as_count",
     "is_number",
-    "joining_evidence",
     "read_yes_no",
+    "verdict",
     "with_note",
+    "yes_no_claim",
 ]

@@ -23,10 +23,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.answer_kind import answer_kind, as_count
+from kgrag.methods.answer_kind import answer_kind, as_count, verdict, yes_no_claim
 from kgrag.methods.confidence import answer_signals, confidences
 from kgrag.methods.settings import ClientRange
-from kgrag.methods.support import answer_support, echoes, joining_chain, supported_first
+from kgrag.methods.support import answer_support, echoes, supported_first
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
@@ -133,15 +133,22 @@ class Method(ABC):
             raise ValueError(f"method {self.name!r} needs an LLM")
         trace = Trace()
         start = time.perf_counter()
-        with track_usage() as calls:
-            answers, evidence = self._answer(question, list(topic_entities or []), trace)
-        topics = [*(topic_entities or []), *_linked(trace.steps)]
-        support = answer_support(self.kg, question, answers, evidence, topics)
         kind = answer_kind(question)
-        if kind == "yes_no" and "yes" in answers:  # a yes stands on the evidence joining the question's entities
-            chain = joining_chain(self.kg, question, evidence, topics)
-            if chain:
-                support["yes"] = chain
+        claim = yes_no_claim(self.kg, question, topic_entities or ()) if kind == "yes_no" else None
+        with track_usage() as calls:
+            if claim is None:
+                answers, evidence = self._answer(question, list(topic_entities or []), trace)
+            else:  # "Is Voltaic headquartered in Taipei?": where is Voltaic headquartered, and is Taipei among it?
+                found, evidence = self._answer(claim.asked, claim.topics, trace)
+                with trace.step("yes_no", asked=claim.asked, claimed=claim.claimed) as step:
+                    answers = verdict(self.kg, claim, found)
+                    step.outputs.update(found=found, answers=answers)
+        topics = [*(topic_entities or [] if claim is None else claim.topics), *_linked(trace.steps)]
+        read = answers if claim is None else [*found, claim.claimed]
+        support = answer_support(self.kg, question if claim is None else claim.asked, read, evidence, topics)
+        if claim is not None and answers:  # a yes stands on the claimed entity's chain, a no on what was found
+            chain = support.get(claim.claimed) if answers == ["yes"] else support.get(found[0])
+            support = {answers[0]: chain} if chain else {}
         abstained = None
         made_up = echoes(self.kg, question, answers, support)
         answers = [a for a in answers if a not in made_up]

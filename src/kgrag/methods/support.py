@@ -74,23 +74,6 @@ def answer_support(
     return support
 
 
-def joining_chain(
-    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str] = ()
-) -> list[int] | None:
-    """The shortest chain of checked evidence triples between two of the question's entities (what supports a
-    "yes" to "Is Kestrel headquartered in Seoul?"), or None when the evidence joins none of them."""
-    starts = question_entities(kg, question, evidence, topics)
-    adjacency, _ = _evidence_graph(kg, evidence)
-    best: list[int] | None = None
-    for start in sorted(starts):
-        chains = _chains(adjacency, {start})
-        for other in starts - {start}:
-            chain = chains.get(other)
-            if chain and (best is None or len(chain) < len(best)):
-                best = chain
-    return best
-
-
 def _evidence_graph(
     kg: KnowledgeGraph, evidence: Sequence[Evidence]
 ) -> tuple[dict[int, list[tuple[int, int]]], set[str]]:

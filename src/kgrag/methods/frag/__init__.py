@@ -31,7 +31,7 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import by_path_score, follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
-from kgrag.methods.answer_kind import answer_kind, joining_evidence
+from kgrag.methods.answer_kind import answer_kind
 from kgrag.methods.base import (
     Method,
     Trace,
@@ -393,8 +393,7 @@ class Frag(Method):
             paths, scores = self._pattern_paths(
                 question, masked, sims, topics, hops, relations, trace, routed, for_answer
             )
-        evidence = paths_as_evidence(self.kg, paths, scores, source="frag")
-        return joining_evidence(self.kg, question, topics, evidence), (hops if routed else 0)
+        return paths_as_evidence(self.kg, paths, scores, source="frag"), (hops if routed else 0)
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         return self._retrieve(question, list(topic_entities or []), Trace())[0]
