@@ -7,7 +7,7 @@ import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
-from kgrag.methods.answer_kind import answer_kind, as_count, read_yes_no, with_note
+from kgrag.methods.answer_kind import answer_kind, as_count, kind_on, read_yes_no, with_note
 from kgrag.models.embeddings import load_embedder
 from tests.conftest import RecordingLLM
 
@@ -114,3 +114,18 @@ def test_a_yes_no_question_about_one_entity_chooses_between_yes_and_no(family):
     llm = RecordingLLM({"prompt": "kaping_answer", "response": "<answers>No, he has none.</answers>"})
     answer = get_method("kaping")(family, llm=llm).answer("Is Thomas Hale retired?", ["Thomas Hale"])
     assert answer.answers == ["no"]
+
+
+def test_a_count_of_a_relation_s_noun_asks_for_its_value(tmp_path):
+    """ "How many credits" names the relation ``credits``: the value is the answer; "how many children" names no
+    relation: the members are counted, and a number among the options cannot be chosen for them."""
+    family = KnowledgeGraph.from_triples([*FAMILY, ("Thomas Hale", "shoe size", "9")]).save(tmp_path / "kg")
+    family = KnowledgeGraph.load(family)
+    assert kind_on(family, "How many credits is Distributed Systems worth?") == "entities"
+    assert kind_on(family, "How many children does Thomas Hale have?") == "count"
+    llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>Lucas Hale</answers>"})
+    frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=2, choose_answers="on")
+    frag.answer("How many children does Thomas Hale have?", ["Thomas Hale"])
+    assert '"Lucas Hale"' in llm.grammars[-1] and '"9"' not in llm.grammars[-1]
+    frag.answer("Who is Thomas Hale?", ["Thomas Hale"])
+    assert '"9"' in llm.grammars[-1]

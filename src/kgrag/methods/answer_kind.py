@@ -9,9 +9,14 @@ entity it asks about. A small model also counts badly, but it picks the members 
   up to :data:`COUNT_ITEMS` names); the answer is then the number of distinct names listed, supported when every
   member is (its support: the members' chains). A reply that is a number stays as it is — "How many credits is
   Distributed Systems worth?" is answered by the value ``6``, which a KG holds as an entity, not by counting it.
-- a **yes/no** question's answer call gets a note asking for yes or no (under a grammar, only those two words);
-  the reply's first word is the answer. "yes" is supported by the shortest chain of evidence joining two of the
-  question's entities; "no" has no support (no fact says a triple is absent).
+- a **yes/no** question that names two KG entities is a claim about the last one: "Is Voltaic headquartered in
+  Taipei?" is asked as the entity question "Which X: Is Voltaic headquartered in X?" about Voltaic
+  (:func:`yes_no_claim`), and the answer is yes when the method's answers include Taipei, no when they name
+  others (:func:`verdict`); a yes is supported by the chain to the claimed entity, a no by the chain to what was
+  found instead. Asked for yes or no directly, the default 1.5B model said yes to all 18 dev questions, half of
+  which are no; picking the entity is what it does well.
+- a yes/no question about one entity ("Does Thomas Hale have children?") has no claim to check: its answer call
+  gets a note asking for yes or no (under a grammar, only those two words) and the reply's first word is read.
 
 The kind is read from the question's words (English, like the prompts): nothing here depends on a KG.
 """
@@ -49,6 +54,30 @@ def answer_kind(question: str) -> AnswerKind:
     if _YES_NO.match(question) and not _OR.search(question) and not _REQUEST.match(question):
         return "yes_no"
     return "entities"
+
+
+_COUNTED = re.compile(r"\bhow\s+many\s+([A-Za-z]+)", re.I)
+
+
+def asks_for_value(kg: KnowledgeGraph, question: str) -> bool:
+    """Whether a count question asks for a value the KG holds rather than a count: the noun it counts names one
+    of the KG's relations ("How many credits is Distributed Systems worth?" with a relation ``credits``; "how many
+    employees" with ``number_of_employees``), singular or plural."""
+    found = _COUNTED.search(question)
+    if not found:
+        return False
+    from kgrag.linking.normalize import tokens
+
+    word = found.group(1).lower()
+    forms = {word, word.rstrip("s"), word[:-3] + "y" if word.endswith("ies") else word}
+    return any(forms & {t for w in tokens(rel) for t in (w, w.rstrip("s"))} for rel in kg.relations)
+
+
+def kind_on(kg: KnowledgeGraph, question: str) -> AnswerKind:
+    """:func:`answer_kind`, with a count question that asks for a value the KG holds (:func:`asks_for_value`)
+    read as an entity question: its answer is that value, not a number of members."""
+    kind = answer_kind(question)
+    return "entities" if kind == "count" and asks_for_value(kg, question) else kind
 
 
 def with_note(question: str, kind: AnswerKind) -> str:
@@ -143,7 +172,9 @@ __all__ = [
     "Claim",
     "answer_kind",
     "as_count",
+    "asks_for_value",
     "is_number",
+    "kind_on",
     "read_yes_no",
     "verdict",
     "with_note",

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kgrag.cancel import check_cancelled
 from kgrag.errors import KGRagError, LLMError
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.answer_kind import answer_kind, as_count, verdict, yes_no_claim
+from kgrag.methods.answer_kind import as_count, kind_on, verdict, yes_no_claim
 from kgrag.methods.confidence import answer_signals, confidences
 from kgrag.methods.settings import ClientRange
 from kgrag.methods.support import answer_support, echoes, supported_first
@@ -133,7 +133,7 @@ class Method(ABC):
             raise ValueError(f"method {self.name!r} needs an LLM")
         trace = Trace()
         start = time.perf_counter()
-        kind = answer_kind(question)
+        kind = kind_on(self.kg, question)
         claim = yes_no_claim(self.kg, question, topic_entities or ()) if kind == "yes_no" else None
         with track_usage() as calls:
             if claim is None:
@@ -313,15 +313,17 @@ def ask_for_answers(
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
-    from kgrag.methods.answer_kind import COUNT_ITEMS, answer_kind, read_yes_no, with_note
+    from kgrag.methods.answer_kind import COUNT_ITEMS, is_number, kind_on, read_yes_no, with_note
     from kgrag.prompts.gbnf import choice_grammar
     from kgrag.prompts.tags import split_items
 
-    kind = answer_kind(values.get("question", ""))
+    kind = kind_on(method.kg, values.get("question", ""))
     if "question" in values:  # a count or yes/no question gets the note its answer needs
         values["question"] = with_note(values["question"], kind)
     if kind == "yes_no" and choices:
         choices = {"yes": "yes", "no": "no"}
+    if kind == "count" and choices:
+        choices = {k: v for k, v in choices.items() if not is_number(k)}  # members to count, not a number
     grammar = choice_grammar(choices or {}, max_items=COUNT_ITEMS if kind == "count" else 10)
     text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
     items = split_items(parsed.get("answers"))

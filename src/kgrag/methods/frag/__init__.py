@@ -31,7 +31,7 @@ import numpy as np
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.answers import by_path_score, follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
-from kgrag.methods.answer_kind import answer_kind
+from kgrag.methods.answer_kind import kind_on
 from kgrag.methods.base import (
     Method,
     Trace,
@@ -432,8 +432,10 @@ class Frag(Method):
             grounding = self.config.grounding
             if grounding == "auto":
                 grounding = "pattern" if self.pattern_classifier is not None else "none"
-            if answer_kind(question) == "yes_no":  # "yes" and "no" end no path
-                grounding = "none"
+            kind = kind_on(self.kg, question)
+            if grounding == "none" and kind == "count":  # what is counted: the best pattern's ends
+                grounding = "pattern"
+            grounding = "none" if kind == "yes_no" else grounding  # "yes" and "no" end no path
             step.outputs["grounding"] = grounding
             if grounding == "pattern":
                 answers = keep_to_best_pattern(answers, ranked, exclude=topics)
