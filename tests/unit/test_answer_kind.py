@@ -123,6 +123,7 @@ def test_a_count_of_a_relation_s_noun_asks_for_its_value(tmp_path):
     family = KnowledgeGraph.load(family)
     assert kind_on(family, "How many credits is Distributed Systems worth?") == "entities"
     assert kind_on(family, "How many children does Thomas Hale have?") == "count"
+    assert kind_on(family, "How many parents does Mia Hale have?") == "count"  # `parent of` holds no numbers
     llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>Lucas Hale</answers>"})
     frag = get_method("frag")(family, llm=llm, embedder=load_embedder("static"), hops=2, choose_answers="on")
     frag.answer("How many children does Thomas Hale have?", ["Thomas Hale"])

@@ -60,9 +60,10 @@ _COUNTED = re.compile(r"\bhow\s+many\s+([A-Za-z]+)", re.I)
 
 
 def asks_for_value(kg: KnowledgeGraph, question: str) -> bool:
-    """Whether a count question asks for a value the KG holds rather than a count: the noun it counts names one
-    of the KG's relations ("How many credits is Distributed Systems worth?" with a relation ``credits``; "how many
-    employees" with ``number_of_employees``), singular or plural."""
+    """Whether a count question asks for a value the KG holds rather than a count: the noun it counts names a
+    relation whose values are mostly numbers ("How many credits is Distributed Systems worth?" with ``credits``
+    → 6; "how many employees" with ``number_of_employees``), singular or plural. "How many prerequisites" with a
+    relation ``prerequisite`` between courses, or "how many departments" with ``head of department``, count."""
     found = _COUNTED.search(question)
     if not found:
         return False
@@ -70,7 +71,23 @@ def asks_for_value(kg: KnowledgeGraph, question: str) -> bool:
 
     word = found.group(1).lower()
     forms = {word, word.rstrip("s"), word[:-3] + "y" if word.endswith("ies") else word}
-    return any(forms & {t for w in tokens(rel) for t in (w, w.rstrip("s"))} for rel in kg.relations)
+    named = [r for r, rel in enumerate(kg.relations) if forms & {t for w in tokens(rel) for t in (w, w.rstrip("s"))}]
+    return any(_numeric_share(kg, r) > 0.5 for r in named)
+
+
+def _numeric_share(kg: KnowledgeGraph, relation: int) -> float:
+    """The share of relation ``relation``'s tails whose names are numbers (computed once per KG)."""
+
+    def shares() -> list[float]:
+        import numpy as np
+
+        numeric = np.fromiter((is_number(name) for name in kg.entities), dtype=bool, count=len(kg.entities))
+        rels, tails = np.asarray(kg.rels), np.asarray(kg.tails)
+        total = np.bincount(rels, minlength=len(kg.relations))
+        hits = np.bincount(rels[numeric[tails]], minlength=len(kg.relations))
+        return (hits / np.maximum(total, 1)).tolist()
+
+    return kg.resources.get(("relation_numeric_share",), shares)[relation]
 
 
 def kind_on(kg: KnowledgeGraph, question: str) -> AnswerKind:
