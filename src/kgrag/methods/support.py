@@ -62,23 +62,6 @@ def answer_support(
         start = kg.find_entity(ev.entities[0]) if len(ev.triples) > 1 and ev.entities else None  # name: its head)
         if start is not None:
             starts.add(start)
-    adjacency, row_values = _evidence_graph(kg, evidence)
-    chains = _chains(adjacency, starts)
-    support: dict[str, list[int]] = {}
-    for answer in answers:
-        eid = kg.find_entity(answer)
-        if eid is not None and chains.get(eid):
-            support[answer] = chains[eid]
-        elif normalize(answer) in row_values:
-            support[answer] = []
-    return support
-
-
-def _evidence_graph(
-    kg: KnowledgeGraph, evidence: Sequence[Evidence]
-) -> tuple[dict[int, list[tuple[int, int]]], set[str]]:
-    """The evidence's checked triples as an undirected adjacency (entity → [(other end, triple id)]), and the
-    normalised values of the evidence that is no KG path (result rows)."""
     adjacency: dict[int, list[tuple[int, int]]] = {}
     row_values: set[str] = set()
     for ev in evidence:
@@ -89,7 +72,15 @@ def _evidence_graph(
             head, tail = int(kg.heads[tid]), int(kg.tails[tid])
             adjacency.setdefault(head, []).append((tail, tid))
             adjacency.setdefault(tail, []).append((head, tid))
-    return adjacency, row_values
+    chains = _chains(adjacency, starts)
+    support: dict[str, list[int]] = {}
+    for answer in answers:
+        eid = kg.find_entity(answer)
+        if eid is not None and chains.get(eid):
+            support[answer] = chains[eid]
+        elif normalize(answer) in row_values:
+            support[answer] = []
+    return support
 
 
 def _chains(adjacency: dict[int, list[tuple[int, int]]], starts: set[int]) -> dict[int, list[int]]:
