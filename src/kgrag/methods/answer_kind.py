@@ -18,7 +18,9 @@ entity it asks about. A small model also counts badly, but it picks the members 
 - a yes/no question about one entity ("Does Thomas Hale have children?") has no claim to check: its answer call
   gets a note asking for yes or no (under a grammar, only those two words) and the reply's first word is read.
 
-The kind is read from the question's words (English, like the prompts): nothing here depends on a KG.
+The kind is read from the question's words (English, like the prompts); whether "how many <noun>" asks for a
+value reads the KG's own relation names and whether their values are numbers (:func:`kind_on`). No rule
+belongs to one KG.
 """
 
 from __future__ import annotations
