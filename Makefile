@@ -38,6 +38,8 @@ demo: runtime
 	@echo "   (no --method: auto picks per question and says why)"
 	$(KGRAG) ask $(EXAMPLE_KG) "Who teaches the prerequisite of Distributed Systems?"
 	$(KGRAG) ask $(EXAMPLE_KG) "Who is the dean of the Faculty of Arts?"
+	@echo "   (a count: the model lists the courses, kgrag counts them)"
+	$(KGRAG) ask $(EXAMPLE_KG) "How many courses does Computer Science offer?" --method frag
 	$(KGRAG) eval $(EXAMPLE_KG) -d jsonl:examples/university/questions.jsonl -m auto --limit 5 --out .kgrag/runs/university
 	@echo; echo "== next steps"
 	@echo "  source $(VENV)/bin/activate          # puts kgrag on your PATH"
