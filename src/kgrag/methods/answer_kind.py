@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from kgrag.linking.normalize import normalize
+from kgrag.linking.normalize import normalize, tokens
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgrag.graph.kg import KnowledgeGraph
@@ -69,27 +69,32 @@ def asks_for_value(kg: KnowledgeGraph, question: str) -> bool:
     found = _COUNTED.search(question)
     if not found:
         return False
-    from kgrag.linking.normalize import tokens
-
     word = found.group(1).lower()
     forms = {word, word.rstrip("s"), word[:-3] + "y" if word.endswith("ies") else word}
-    named = [r for r, rel in enumerate(kg.relations) if forms & {t for w in tokens(rel) for t in (w, w.rstrip("s"))}]
-    return any(_numeric_share(kg, r) > 0.5 for r in named)
+    return bool(forms & _numeric_relation_words(kg))
 
 
-def _numeric_share(kg: KnowledgeGraph, relation: int) -> float:
-    """The share of relation ``relation``'s tails whose names are numbers (computed once per KG)."""
+def _numeric_relation_words(kg: KnowledgeGraph) -> frozenset[str]:
+    """The words (and their forms without a plural "s") of the relations whose tails are mostly numbers, found
+    once per KG."""
 
-    def shares() -> list[float]:
+    def words() -> frozenset[str]:
         import numpy as np
 
         numeric = np.fromiter((is_number(name) for name in kg.entities), dtype=bool, count=len(kg.entities))
         rels, tails = np.asarray(kg.rels), np.asarray(kg.tails)
         total = np.bincount(rels, minlength=len(kg.relations))
         hits = np.bincount(rels[numeric[tails]], minlength=len(kg.relations))
-        return (hits / np.maximum(total, 1)).tolist()
+        share = hits / np.maximum(total, 1)
+        return frozenset(
+            form
+            for r, rel in enumerate(kg.relations)
+            if share[r] > 0.5
+            for w in tokens(rel)
+            for form in (w, w.rstrip("s"))
+        )
 
-    return kg.resources.get(("relation_numeric_share",), shares)[relation]
+    return kg.resources.get(("numeric_relation_words",), words)
 
 
 def kind_on(kg: KnowledgeGraph, question: str) -> AnswerKind:
@@ -161,8 +166,7 @@ def verdict(kg: KnowledgeGraph, claim: Claim, answers: Sequence[str]) -> list[st
     if not answers:
         return []
     claimed = kg.find_entity(claim.claimed)
-    said = {kg.find_entity(a) for a in answers} - {None}
-    named = claimed in said if claimed is not None else False
+    named = claimed is not None and claimed in {kg.find_entity(a) for a in answers}
     return ["yes"] if named or any(normalize(a) == normalize(claim.claimed) for a in answers) else ["no"]
 
 
