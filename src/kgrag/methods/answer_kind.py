@@ -7,8 +7,9 @@ entity it asks about. A small model also counts badly, but it picks the members 
 
 - a **count** question's answer call gets a note asking it to list every member (and, under a grammar, room for
   up to :data:`COUNT_ITEMS` names); the answer is then the number of distinct names listed, supported when every
-  member is (its support: the members' chains). A reply that is a number stays as it is — "How many credits is
-  Distributed Systems worth?" is answered by the value ``6``, which a KG holds as an entity, not by counting it.
+  member is (its support: the members' chains). A reply that is a number stays as it is (a free-text model may
+  write the count itself), and "How many credits is Distributed Systems worth?", whose noun names a relation
+  holding numbers, is an entity question answered by the value ``6`` (:func:`kind_on`).
 - a **yes/no** question that names two KG entities is a claim about the last one: "Is Voltaic headquartered in
   Taipei?" is asked as the entity question "Which X: Is Voltaic headquartered in X?" about Voltaic
   (:func:`yes_no_claim`), and the answer is yes when the method's answers include Taipei, no when they name
