@@ -6,7 +6,7 @@ import itertools
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import short_relation_names, verbalize_path
-from kgrag.retrieval.evidence_tree import answer_options, chain_ends_text, compact_paths_text, rooted_paths
+from kgrag.retrieval.evidence_tree import answer_options, compact_paths_text, rooted_paths
 from kgrag.retrieval.paths import paths_as_evidence
 from kgrag.types import Evidence
 
@@ -87,34 +87,6 @@ def test_unnamed_nodes_and_non_path_evidence():
     assert compact_paths_text(kg, []) == "(no facts found)"
     # an answer names what the tree shows: every named node, never an unnamed one, labels as written
     assert answer_options(evidence) == {"Richard Nixon": "Richard Nixon", "Pat Nixon": "Pat Nixon"}
-
-
-def test_chains_are_one_line_each_with_only_their_ends(movies_kg):
-    evidence = _evidence(
-        movies_kg,
-        ["Heat", "Michael Mann", "The Insider"],
-        ["Heat", "Al Pacino", "The Insider"],
-        ["Heat", "Robert De Niro"],
-        ["Heat", "Al Pacino"],
-        ["Heat", "Michael Mann"],
-    )
-    evidence.append(Evidence(text="count: 3", source="cypher"))
-    text = chain_ends_text(movies_kg, evidence)
-    # each relation chain once, in the order of its first path, its middle entities left out and its ends
-    # listed once each (The Insider is reached through both directors and actors, two chains)
-    assert text.splitlines() == [
-        "Heat",
-        "  -[directed by]-> … <-[directed by]- The Insider",
-        "  -[starred actors]-> … <-[starred actors]- The Insider",
-        "  -[starred actors]-> Robert De Niro; Al Pacino",
-        "  -[directed by]-> Michael Mann",
-        "count: 3",
-    ]
-    # what the model may choose is what the lines show: the ends (and the question's entity), no middle node
-    # that only a longer chain passes through
-    assert list(answer_options(evidence[:2], ends_only=True)) == ["Heat", "The Insider"]
-    assert "Michael Mann" in answer_options(evidence[:2])
-    assert chain_ends_text(movies_kg, []) == "(no facts found)"
 
 
 def test_relation_ids_keep_the_segments_that_tell_them_apart():

@@ -169,20 +169,17 @@ def test_frag_retrieves_paths_and_answers_in_one_call(kg):
 
 def test_frag_answer_call_reads_the_paths_as_a_tree_when_zero_shot(kg):
     """``evidence_format="auto"``: zero-shot frag writes its paths as a tree (and says so in the prompt and the
-    trace); ``lines`` keeps one numbered path per line, ``chains`` one line per relation chain."""
+    trace); ``lines`` keeps one numbered path per line."""
     question = "which directors made films with actors of Heat"
     tree_rule = {"prompt": "frag_answer", "match": r"first\):\nHeat\n  [<-]", "response": "<answers>Tree"}
     lines_rule = {"prompt": "frag_answer", "match": r"1\. Heat -\[", "response": "<answers>Lines"}
-    chains_rule = {"prompt": "frag_answer", "match": r"first\):\nHeat\n.* … ", "response": "<answers>Chains"}
-    llm = ScriptedLLM({"rules": [chains_rule, tree_rule, lines_rule]})
+    llm = ScriptedLLM({"rules": [tree_rule, lines_rule]})
     frag = get_method("frag")
     common = {"llm": llm, "embedder": load_embedder("static"), "hops": 2, "grounding": "none"}
     answer = frag(kg, **common).answer(question, ["Heat"])
     assert answer.answers == ["Tree"] and answer.trace[-1].outputs["evidence_format"] == "tree"
     answer = frag(kg, evidence_format="lines", **common).answer(question, ["Heat"])
     assert answer.answers == ["Lines"] and answer.trace[-1].outputs["evidence_format"] == "lines"
-    answer = frag(kg, evidence_format="chains", **common).answer(question, ["Heat"])
-    assert answer.answers == ["Chains"] and answer.trace[-1].outputs["evidence_format"] == "chains"
 
 
 def test_frag_answer_call_chooses_among_the_entities_of_the_tree(kg):

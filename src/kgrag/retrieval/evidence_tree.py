@@ -38,13 +38,6 @@ TREE_LAYOUT = (
     f' line above it with one indent less, "A; B; C" lists entities reached the same way, and "{UNNAMED}" is an'
     " unnamed intermediate node, never an answer."
 )
-HIDDEN = "…"
-# what a prompt that shows the chains (:func:`chain_ends_text`) says about them
-CHAINS_LAYOUT = (
-    "\nPaths from the same entity are listed under it, one line per chain of relations: "
-    f'"{HIDDEN}" stands for the entities in between, left out, and "A; B; C" at the end of a line are all the'
-    " entities that chain reaches."
-)
 
 
 @dataclass
@@ -121,47 +114,14 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
     return "\n".join(lines) or "(no facts found)"
 
 
-def chain_ends_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
-    """The evidence as one line per chain of relations from each topic, with only the chain's ends written.
-
-    In the tree a path's middle entities head their own branches, and a small model reading "what does Matt
-    LeBlanc act in" takes the films that share a genre with his film, which hang under it, or names a middle
-    node of the chain the question asks for. Here every relation chain is a line of its own, its middle
-    entities written ``…``, so the model chooses a chain by its relations and takes its ends. Chains keep the
-    order of their first path (the best-scored first); evidence that is not a KG path follows as plain lines."""
-    roots: dict[str, dict[tuple[tuple[str, bool], ...], list[str]]] = {}
-    loose: list[str] = []
-    relations: list[str] = []
-    for ev in evidence:
-        steps = _steps(kg, ev)
-        if steps is None:
-            loose.append(ev.text)
-            continue
-        relations.extend(step[0] for step in steps)
-        ends = roots.setdefault(ev.entities[0], {}).setdefault(tuple((r, f) for r, f, _ in steps), [])
-        label = _label(steps[-1][2])
-        if label not in ends:
-            ends.append(label)
-    short = short_relation_names(relations)
-    lines: list[str] = []
-    for root, chains in roots.items():
-        lines.append(humanize(root))
-        for chain, ends in chains.items():
-            edges = [f"-[{short[r]}]->" if forward else f"<-[{short[r]}]-" for r, forward in chain]
-            lines.append("  " + f" {HIDDEN} ".join(edges) + " " + "; ".join(ends))
-    lines.extend(loose)
-    return "\n".join(lines) or "(no facts found)"
-
-
-def answer_options(evidence: Sequence[Evidence], ends_only: bool = False) -> dict[str, str]:
+def answer_options(evidence: Sequence[Evidence]) -> dict[str, str]:
     """The entities an answer may name, as the tree writes them (its label → the KG name), in order of first
     appearance: every named node. The question's own entities stay among them although they are never the
     answer: a small model often names one first, and a grammar that forbids it moves its next choices too
-    (the caller drops them afterwards). ``ends_only``: a path's first and last entity only, as
-    :func:`chain_ends_text` writes them."""
+    (the caller drops them afterwards)."""
     options: dict[str, str] = {}
     for ev in evidence:
-        for name in ev.entities[:1] + ev.entities[-1:] if ends_only else ev.entities:
+        for name in ev.entities:
             if not looks_like_identifier(name):
                 options.setdefault(_label(name), name)
     return options
@@ -228,13 +188,4 @@ def rooted_tree_text(kg: KnowledgeGraph, evidence: Sequence[Evidence], anchors: 
     return "\n".join([*rows, *tree, *facts]) or "(no facts found)"
 
 
-__all__ = [
-    "CHAINS_LAYOUT",
-    "TREE_LAYOUT",
-    "UNNAMED",
-    "answer_options",
-    "chain_ends_text",
-    "compact_paths_text",
-    "rooted_paths",
-    "rooted_tree_text",
-]
+__all__ = ["TREE_LAYOUT", "UNNAMED", "answer_options", "compact_paths_text", "rooted_paths", "rooted_tree_text"]

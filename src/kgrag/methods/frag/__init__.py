@@ -59,13 +59,7 @@ from kgrag.methods.frag.patterns import (
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
-from kgrag.retrieval.evidence_tree import (
-    CHAINS_LAYOUT,
-    TREE_LAYOUT,
-    answer_options,
-    chain_ends_text,
-    compact_paths_text,
-)
+from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
@@ -419,23 +413,16 @@ class Frag(Method):
             layout = self.config.evidence_format
             if layout == "auto":
                 layout = "lines" if self.pattern_classifier is not None else "tree"
-            tree, chains = layout == "tree", layout == "chains"
+            tree = layout == "tree"
             step.outputs["evidence_format"] = layout
-            choose = (tree or chains) and self._choose_answers()
-            options = answer_options(evidence, ends_only=chains) if choose else {}
+            options = answer_options(evidence) if tree and self._choose_answers() else {}
             step.outputs["choices"] = len(options)
-            if chains:
-                text, explained = chain_ends_text(self.kg, evidence), CHAINS_LAYOUT
-            else:
-                text, explained = (
-                    (compact_paths_text(self.kg, evidence), TREE_LAYOUT) if tree else (facts_text(evidence), "")
-                )
             answers = ask_for_answers(
                 self,
                 "frag_answer",
                 question=question,
-                paths=text,
-                layout=explained,
+                paths=compact_paths_text(self.kg, evidence) if tree else facts_text(evidence),
+                layout=TREE_LAYOUT if tree else "",
                 evidence_names=evidence_entities(full or evidence, ends_only=True),
                 exclude=topics,
                 choices=options,
