@@ -12,6 +12,12 @@ out (fit on the others, score the one left out: a KG the user brings is always n
 id within the pool. ``--write`` stores the weights in ``src/kgrag/methods/confidence.json`` (one entry per
 method and ``"*"``, the pool over methods, for methods never fitted); the measurements go to
 ``benchmarks/results/confidence.json``.
+
+Weights for answers given with a trained artefact are fitted under ``METHOD:ARTEFACT`` (the key
+``kgrag.methods.confidence.artefact_key`` makes of the artefact's provenance), e.g. frag with MetaQA's shipped
+pattern scorer: ``python benchmarks/confidence_fit.py frag:b5d578a1589e metaqa=RUN/.../results.jsonl
+--held-out metaqa=OTHER_RUN/.../results.jsonl --write``. ``--held-out`` scores rows of another run with the new
+weights and, beside them, the confidence the rows were written with.
 """
 
 from __future__ import annotations
@@ -119,6 +125,7 @@ def main() -> int:
     ap.add_argument("method")
     ap.add_argument("runs", nargs="+", help="KG=results.jsonl")
     ap.add_argument("--write", action="store_true", help="store the fitted weights in the package")
+    ap.add_argument("--held-out", action="append", default=[], metavar="KG=results.jsonl", help="rows to score only")
     args = ap.parse_args()
     by_kg: dict[str, list[dict]] = {}
     for spec in args.runs:
@@ -137,6 +144,26 @@ def main() -> int:
         "weights": weights,
         **held_out(by_kg),
     }
+    fitted_ids = {(kg, str(r["id"])) for kg, rs in by_kg.items() for r in rs}
+    for spec in args.held_out:
+        kg, rows = load(spec)
+        rows = [r for r in rows if (kg, str(r["id"])) not in fitted_ids]  # a sample may share questions
+        groups: dict[str, list[dict]] = {}
+        for r in rows:
+            groups.setdefault(r.get("group") or "all", []).append(r)
+        if len(groups) > 1:
+            groups["all"] = rows
+        report.setdefault("held_out", {})[spec] = {
+            group: {
+                "n": len(rs),
+                "hit@1": round(float(design(rs)[1].mean()), 4),
+                "fitted_now": calibration_summary(
+                    [{**r, "confidence": float(c)} for r, c in zip(rs, predict(w, design(rs)[0]))]
+                ),
+                "as_written": calibration_summary(rs),
+            }
+            for group, rs in groups.items()
+        }
     print(json.dumps(report, indent=1))
     results = json.loads(RESULTS.read_text("utf-8")) if RESULTS.exists() else {}
     results[args.method] = report

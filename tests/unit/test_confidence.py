@@ -34,6 +34,20 @@ def test_confidence_follows_the_fitted_weights_and_is_neutral_without_them(monke
     assert got["b"] == pytest.approx(1 / (1 + np.exp(1.0)), abs=1e-4)
 
 
+def test_weights_fitted_with_a_trained_artefact_are_used_only_with_it(monkeypatch):
+    from kgrag.methods import get
+
+    kg = KnowledgeGraph.from_triples(MOVIES)
+    trained = get("frag")(kg, patterns="builtin")  # the shipped MetaQA scorer, named explicitly
+    key = "frag:" + confidence.artefact_key(trained.pattern_classifier.provenance)
+    monkeypatch.setattr(confidence, "_weights", lambda: {"frag": {"bias": 0.0}})
+    assert trained.confidence_weights() == "frag"  # nothing fitted with it: frag's own weights
+    monkeypatch.setattr(confidence, "_weights", lambda: {"frag": {"bias": 0.0}, key: {"bias": 2.0}})
+    assert trained.confidence_weights() == key
+    assert get("frag")(kg).confidence_weights() == "frag"  # zero-shot on this KG: not the artefact's weights
+    assert confidence.confidences(key, {"a": {}}) == {"a": pytest.approx(1 / (1 + np.exp(-2.0)), abs=1e-4)}
+
+
 def test_shipped_weights_rank_a_supported_answer_above_an_unsupported_one():
     signals = confidence.answer_signals(
         ["Michael Mann", "Ridley Scott"],

@@ -160,7 +160,7 @@ class Method(ABC):
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
         signals = answer_signals(answers, evidence, support, reply)
         answers = supported_first(answers, support)
-        sure = confidences(self.name, signals)
+        sure = confidences(self.confidence_weights(), signals)
         if kind == "count":  # the members the model listed become their number
             answers, support, sure, member = as_count(answers, support, sure)
             signals = {answers[0]: signals[member]} if member is not None else signals
@@ -224,6 +224,11 @@ class Method(ABC):
             tids = candidate_triples(self.kg, topics, question, hops=hops, max_candidates=cap)
             record.outputs["triples"] = len(tids)
         return tids
+
+    def confidence_weights(self) -> str:
+        """Which fitted confidence weights this method's answers use (:mod:`kgrag.methods.confidence`): its own
+        name; a method running a trained artefact may name weights fitted with that artefact."""
+        return self.name
 
     def _no_entity_found(self, topic_entities: Sequence[str] | None, trace: Trace) -> bool:
         """No topic was given and the method's linking found no entity of the question in the KG. Whatever the

@@ -22,10 +22,17 @@ The probability is a logistic function of these with one weight vector per metho
 several KGs (``benchmarks/confidence_fit.py`` writes ``confidence.json`` next to this module, with what it was
 fitted on and the calibration error on questions it was not fitted on). The signals are the same on every KG;
 nothing in them names a relation or a domain. A method without fitted weights gets the pooled ones.
+
+A trained artefact changes what the signals mean: frag with MetaQA's trained pattern scorer answers 0.94–0.98
+of the questions right with a long evidence list the zero-shot weights read as a reason for doubt. Weights
+fitted on answers given with such an artefact are stored under ``"<method>:<artefact key>"`` (:func:`artefact_key`
+of the artefact's provenance record, which names the KG it was trained on) and used only with that artefact,
+so only on that KG, like the artefact itself.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -119,6 +126,17 @@ def probability(signals: dict[str, float], weights: dict[str, float]) -> float:
     """The logistic function of ``weights["bias"] + Σ weights[s] * signals[s]``."""
     z = weights.get("bias", 0.0) + sum(weights.get(name, 0.0) * value for name, value in signals.items())
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def artefact_key(provenance: dict) -> str:
+    """A short stable name for a trained artefact: the hash of its provenance record (the KG checksum and the
+    question source it was trained on)."""
+    return hashlib.sha256(json.dumps(provenance, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def fitted(key: str) -> bool:
+    """Whether weights were fitted under ``key`` (a method name, or ``"<method>:<artefact key>"``)."""
+    return key in _weights()
 
 
 def confidences(method: str, signals: dict[str, dict[str, float]]) -> dict[str, float]:

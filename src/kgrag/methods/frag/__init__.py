@@ -40,6 +40,7 @@ from kgrag.methods.base import (
     registry,
     use_grammar,
 )
+from kgrag.methods.confidence import artefact_key, fitted
 from kgrag.methods.frag.alignment import (
     AlignmentCosts,
     RelationText,
@@ -55,6 +56,7 @@ from kgrag.methods.frag.patterns import (
     pattern_key,
     pattern_label,
     reachable_patterns,
+    within_triple_budget,
 )
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
@@ -63,20 +65,6 @@ from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, compact_p
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
 from kgrag.types import Evidence
-
-
-def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
-    """Rows of the best paths (in order) whose distinct triples fit ``budget``: paths sharing a first edge
-    (a topic's CVT node, a film's director) cost it once."""
-    seen: set[int] = set()
-    keep = []
-    for i in range(len(paths)):
-        new = {int(e) for e in paths.edges[i, : paths.lengths[i]]} - seen
-        if len(seen) + len(new) > budget:
-            continue
-        seen |= new
-        keep.append(i)
-    return np.asarray(keep, dtype=np.int64)
 
 
 @registry.register("frag")
@@ -133,6 +121,15 @@ class Frag(Method):
         if name == "auto":
             name = "static" if self.pattern_classifier is not None else "minilm"
         return load_embedder(name)
+
+    def confidence_weights(self) -> str:
+        """Weights fitted with the trained pattern scorer in use, where there are such (MetaQA's shipped one);
+        frag's own otherwise."""
+        if self.pattern_classifier is not None:
+            key = f"{self.name}:{artefact_key(self.pattern_classifier.provenance)}"
+            if fitted(key):
+                return key
+        return self.name
 
     def _provenance(self, model: TextClassifier | None) -> str:
         if model is None:

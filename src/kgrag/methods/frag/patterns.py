@@ -355,3 +355,17 @@ def extends_better(
         if not turns_back and score < taken.get(key[:n], -np.inf) - margin:
             return True
     return False
+
+
+def within_triple_budget(paths: Paths, budget: int) -> np.ndarray:
+    """Rows of the best paths (in order) whose distinct triples fit ``budget``: paths sharing a first edge
+    (a topic's CVT node, a film's director) cost it once."""
+    seen: set[int] = set()
+    keep = []
+    for i in range(len(paths)):
+        new = {int(e) for e in paths.edges[i, : paths.lengths[i]]} - seen
+        if len(seen) + len(new) > budget:
+            continue
+        seen |= new
+        keep.append(i)
+    return np.asarray(keep, dtype=np.int64)
