@@ -39,6 +39,17 @@ def test_facts_join_into_a_chain_from_the_entity_the_question_names():
     assert "The Insider" in answer_support(kg, "which films share actors?", ["The Insider"], facts, ["Heat"])
 
 
+def test_a_written_name_is_read_as_the_entity_the_evidence_shows_under_it():
+    kg = _kg()
+    t1, t2 = _tid(kg, "Heat", "Michael Mann"), _tid(kg, "The Insider", "Michael Mann")
+    path = Evidence(text="…", entities=["Heat", "Michael Mann", "The Insider"], relations=["r", "r"], triples=[t1, t2])
+    written = ["the insider", "MICHAEL  MANN.", "Insider"]  # case, spacing and end punctuation differ; a part does not
+    support = answer_support(kg, "films by the director of Heat", written, [path])
+    assert support == {"the insider": [t1, t2], "MICHAEL  MANN.": [t1]}
+    # only entities the evidence reaches: Al Pacino is in the KG, not in this evidence
+    assert answer_support(kg, "who starred in Heat", ["al pacino"], [path]) == {}
+
+
 def test_unsupported_answers_come_last_and_forged_or_foreign_triples_support_nothing():
     kg = _kg()
     fact = triples_as_evidence(kg, np.array([_tid(kg, "Heat", "Michael Mann")]))

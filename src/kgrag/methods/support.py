@@ -73,9 +73,18 @@ def answer_support(
             adjacency.setdefault(head, []).append((tail, tid))
             adjacency.setdefault(tail, []).append((head, tid))
     chains = _chains(adjacency, starts)
+    # the entities the chains reach, by their names' normal form: a model that writes names (not one choosing
+    # among them) writes "cosmologist" for the KG's "Cosmologist" and "Robert E. Kahn" for "Robert  E. Kahn",
+    # and the answer is no less the entity the evidence shows (the evaluation reads it so too)
+    reached: dict[str, int] = {}
+    for eid in sorted(chains, key=lambda e: len(chains[e])):
+        if chains[eid]:
+            reached.setdefault(normalize(kg.entities[eid]), eid)
     support: dict[str, list[int]] = {}
     for answer in answers:
         eid = kg.find_entity(answer)
+        if eid is None or not chains.get(eid):
+            eid = reached.get(normalize(answer))
         if eid is not None and chains.get(eid):
             support[answer] = chains[eid]
         elif normalize(answer) in row_values:
