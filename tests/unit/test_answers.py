@@ -141,6 +141,9 @@ def test_keep_to_best_pattern_lets_the_model_choose_among_the_best_patterns_ends
     assert keep_to_best_pattern(["Roman"], paths) == ["Drama"]
     assert keep_to_best_pattern(["Angela Bettis"], paths) == ["Horror", "Drama"]
     assert keep_to_best_pattern(["x"], []) == ["x"]
+    # every_end: the rest of the best pattern's ends follow the model's choice, the choice first
+    assert keep_to_best_pattern(["drama"], paths, every_end=True) == ["Drama", "Horror"]
+    assert keep_to_best_pattern(["Val Kilmer"], paths, exclude=["Scar"], every_end=True) == ["Horror", "Drama"]
 
 
 def test_by_path_score_orders_the_models_choices_by_the_path_that_ends_at_each():

@@ -180,7 +180,10 @@ def _named_by(answers: Sequence[str]) -> Callable[[str], bool]:
 
 
 def keep_to_best_pattern(
-    answers: Sequence[str], paths: Sequence[tuple[Sequence[str], Sequence[str]]], exclude: Sequence[str] = ()
+    answers: Sequence[str],
+    paths: Sequence[tuple[Sequence[str], Sequence[str]]],
+    exclude: Sequence[str] = (),
+    every_end: bool = False,
 ) -> list[str]:
     """Answers among the ends of the paths that share the best path's relation pattern; if none are, those ends.
 
@@ -188,7 +191,9 @@ def keep_to_best_pattern(
     the question (on MetaQA 3-hop dev its first path ends at a gold answer for 97 of 100 questions, where the
     1.5B model's own first answer was right for 78): the model chooses among that pattern's ends — named exactly or
     loosely, or through a middle node of such a path — and when it names none of them, they are the answers,
-    in rank order. ``exclude`` (the question's own entities) is never an answer.
+    in rank order. ``exclude`` (the question's own entities) is never an answer. With ``every_end`` the other
+    ends of that pattern follow the chosen ones: the pattern is the reading of the question, so all it reaches
+    is what the question asks for, and a model choosing under a grammar stops after a few names.
     """
     if not paths:
         return list(answers)
@@ -204,6 +209,8 @@ def keep_to_best_pattern(
     chosen = [end for end in ends if named(end)]
     if not chosen:  # named through a middle node of a best-pattern path
         chosen = list(dict.fromkeys(end for nodes, end in top if end in ends and any(map(named, nodes[1:-1]))))
+    if every_end and chosen:
+        return chosen + [end for end in ends if end not in chosen]
     return chosen or ends
 
 

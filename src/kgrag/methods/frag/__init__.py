@@ -435,7 +435,9 @@ class Frag(Method):
             grounding = "none" if kind == "yes_no" else grounding  # "yes" and "no" end no path
             step.outputs["grounding"] = grounding
             if grounding == "pattern":
-                answers = keep_to_best_pattern(answers, ranked, exclude=topics)
+                answers = keep_to_best_pattern(
+                    answers, ranked, exclude=topics, every_end=self.config.answer_ends == "all" and kind != "count"
+                )
             elif grounding == "paths" and full:
                 answers = follow_to_path_ends(answers, ranked, exclude=topics)
             elif grounding == "score":

@@ -118,6 +118,9 @@ class FragConfig(MethodConfig):
     # / 0.73 -> 0.80 / 0.93 / 0.83, but the WebQSP proxy's first 100 0.70 -> 0.67 and family 0.80 -> 0.73
     # (benchmarks/results/frag_answer_order.json)
     grounding: Literal["auto", "pattern", "paths", "score", "none"] = "auto"
+    # with grounding "pattern": "chosen" answers the ends of the best pattern the model named; "all" puts the
+    # rest of that pattern's ends (in the evidence) after them, as the lines layout's free list does
+    answer_ends: Literal["chosen", "all"] = "chosen"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
     # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
