@@ -407,9 +407,7 @@ class Frag(Method):
             # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
             # them ends at a middle node, e.g. the director in "films by the director of X").
             full = [ev for ev in evidence if len(ev.relations) == hops] if hops > 1 else []
-            layout = self.config.evidence_format
-            if layout == "auto":
-                layout = "lines" if self.pattern_classifier is not None else "tree"
+            layout = "tree" if self.config.evidence_format == "auto" else self.config.evidence_format
             tree = layout == "tree"
             step.outputs["evidence_format"] = layout
             options = answer_options(evidence) if tree and self._choose_answers() else {}

@@ -118,17 +118,20 @@ class FragConfig(MethodConfig):
     # / 0.73 -> 0.80 / 0.93 / 0.83, but the WebQSP proxy's first 100 0.70 -> 0.67 and family 0.80 -> 0.73
     # (benchmarks/results/frag_answer_order.json)
     grounding: Literal["auto", "pattern", "paths", "score", "none"] = "auto"
-    # with grounding "pattern": "chosen" answers the ends of the best pattern the model named; "all" puts the
-    # rest of that pattern's ends (in the evidence) after them, as the lines layout's free list does
-    answer_ends: Literal["chosen", "all"] = "chosen"
+    # with grounding "pattern" (trained models; counts excepted): "all" puts the rest of the best pattern's ends
+    # in the evidence after the ones the model named, "chosen" keeps only those. A trained scorer's best pattern
+    # is the question's reading, and a grammar-held reply stops after a few names. MetaQA as shipped, seeded 30
+    # per hop, the same replies: F1 0.94 / 0.81 / 0.83 -> 0.97 / 0.87 / 0.95 with lines, 0.94 / 0.81 / 0.77 ->
+    # 0.97 / 0.87 / 0.95 with the tree; Hit@1 unchanged by construction (benchmarks/results/frag_tree_trained.json)
+    answer_ends: Literal["chosen", "all"] = "all"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
-    # "lines" one full path per line, best first. "auto": the tree where patterns are ranked zero-shot (WebQSP
-    # proxy, first 100 dev q: Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s); lines
-    # where trained models rank them (MetaQA as shipped; first 30 per hop: 1.00 / 0.93 / 0.97 either way, median
-    # prompt 236 / 356 / 715 vs 176 / 545 / 1,232; first 50 per hop with the tree and chosen answers: 1.00 / 0.94
-    # / 0.96, 2.9 / 5.5 / 14.6 s median). On the seeded 100 per hop behind the README table the tree with chosen
-    # answers gives the same Hit@1 (0.97 / 0.94 / 0.97) at 3.4 / 6.0 / 13.2 s median, but lists fewer of a 3-hop
-    # question's answers (F1 0.96 / 0.88 / 0.78 against 0.95 / 0.87 / 0.87), so lines stay the default there
+    # "lines" one full path per line, best first. "auto" is the tree. Zero-shot (WebQSP proxy, first 100 dev q):
+    # Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s. With trained models (MetaQA as
+    # shipped) lines were the default until 2026-12-01: the tree with chosen answers had the same Hit@1 but
+    # listed fewer of a 3-hop question's answers (F1 0.78 vs 0.87 on the seeded 100 per hop), which answer_ends
+    # "all" mends; seeded 30 per hop, paired: the same Hit@1 on all 90 (0.97 / 0.87 / 0.97), F1 0.94 / 0.81 /
+    # 0.83 (lines, chosen) -> 0.97 / 0.87 / 0.95 (tree, all), evaluated prompt tokens 143 / 637 / 1,104 -> 77 /
+    # 219 / 540 median (benchmarks/results/frag_tree_trained.json)
     evidence_format: Literal["auto", "tree", "lines"] = "auto"
     # the answer call chooses among the named entities of the tree under a grammar instead of writing names:
     # "auto" where the tree is shown and the model enforces grammars (local llama.cpp models)
