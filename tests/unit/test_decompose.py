@@ -136,7 +136,7 @@ def _two_step_llm(synthesis: str = "<answers>\nAl Pacino\nRobert De Niro\n</answ
 
 
 def test_chain_reformulates_ranks_per_subquestion_and_synthesises(kg):
-    answer = get_method("decompose")(kg, llm=_two_step_llm(), top_k=4).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=_two_step_llm(), plan_answers=False, top_k=4).answer(Q, ["Michael Mann"])
     assert answer.error is None
     assert answer.answers == ["Al Pacino", "Robert De Niro"]
     assert answer.usage.llm_calls == 4
@@ -172,18 +172,22 @@ def test_chain_reformulates_ranks_per_subquestion_and_synthesises(kg):
 
 
 def test_synthesis_without_answers_keeps_the_last_subanswer(kg):
-    answer = get_method("decompose")(kg, llm=_two_step_llm("I am not sure.</answers")).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=_two_step_llm("I am not sure.</answers"), plan_answers=False).answer(
+        Q, ["Michael Mann"]
+    )
     assert answer.answers == ["Al Pacino", "Robert De Niro", "Russell Crowe"]
 
 
 def test_synthesis_sentence_is_split_and_entity_names_come_first(kg):
     llm = _two_step_llm("<answers>Michael Mann directed Heat | Al Pacino | Robert De Niro</answers>")
-    answer = get_method("decompose")(kg, llm=llm).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer(Q, ["Michael Mann"])
     assert answer.answers == ["Al Pacino", "Robert De Niro", "Michael Mann directed Heat"]
 
 
 def test_synthesis_can_be_switched_off(kg):
-    answer = get_method("decompose")(kg, llm=_two_step_llm(), synthesize=False).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=_two_step_llm(), plan_answers=False, synthesize=False).answer(
+        Q, ["Michael Mann"]
+    )
     assert answer.usage.llm_calls == 3 and answer.trace[-1].name == "subquestion"
     assert answer.answers == ["Al Pacino", "Robert De Niro", "Russell Crowe"]
 
@@ -204,7 +208,7 @@ def test_one_subquestion_answers_the_question_directly(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer("who directed the film Heat")
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer("who directed the film Heat")
     assert answer.error is None and answer.answers == ["Michael Mann"]  # untagged answer lines still read
     assert answer.usage.llm_calls == 2  # decomposition + one answer, no synthesis
     assert [s.name for s in answer.trace] == ["link", "candidates", "decompose", "subquestion"]
@@ -222,7 +226,9 @@ def test_one_subquestion_answer_repeating_the_topic_gives_way(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer("who directed the film Heat", topic_entities=["Heat"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer(
+        "who directed the film Heat", topic_entities=["Heat"]
+    )
     assert answer.error is None and answer.answers[0] == "Michael Mann"
 
 
@@ -235,7 +241,7 @@ def test_malformed_decomposition_falls_back_to_the_question(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer("who directed Heat")
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer("who directed Heat")
     assert answer.trace[2].outputs["fallback"] is True
     assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 2
 
@@ -264,9 +270,96 @@ def test_unreferenced_earlier_answer_joins_query_and_prompt(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer(Q, ["Michael Mann"])
     assert answer.error is None and answer.answers == ["Al Pacino"]
     assert answer.trace[4].outputs["query"] == "Who starred in those films? (Heat)"
+
+
+# ---------------------------------------------------------------- the plan that answers its first step
+_PLAN_ONE = "<reasoning>1 link.</reasoning>\n<subquestions>\n1. Who directed Heat?\n</subquestions>\n"
+
+
+def test_one_step_plan_is_answered_in_the_planning_call(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "decompose_plan_answer",
+                    "match": r"Facts:\n1\. .*Question: who directed the film Heat",
+                    "response": _PLAN_ONE + "<answers>\nMichael Mann\n</answers>",
+                }
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=True).answer("who directed the film Heat", ["Heat"])
+    assert answer.error is None and answer.answers == ["Michael Mann"]
+    assert answer.usage.llm_calls == 1 and [c.prompt for c in answer.usage.calls] == ["decompose_plan_answer"]
+    assert [s.name for s in answer.trace] == ["link", "candidates", "decompose"]
+    plan = answer.trace[-1].outputs
+    assert plan["subquestions"] == ["Who directed Heat?"] and plan["answers"] == ["Michael Mann"]
+    # the facts shown are the topic's own, ranked against the whole question
+    assert answer.evidence and all("Heat" in ev.entities for ev in answer.evidence)
+    assert answer.grounded and {ev.source for ev in answer.evidence} == {"decompose/sub1"}
+
+
+def test_longer_plan_takes_its_first_answers_from_the_planning_call(kg):
+    plan = (
+        "<reasoning>Films, then actors.</reasoning>\n<subquestions>\n1. Which films did Michael Mann direct?\n"
+        "2. Which actors starred in #1?\n</subquestions>\n<answers>\nHeat\nThe Insider\n</answers>"
+    )
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "decompose_plan_answer", "response": plan},
+                {
+                    "prompt": "decompose_answer",
+                    "match": r"Question: Which actors starred in Heat and The Insider\?",
+                    "response": "<answers>\nAl Pacino\nRussell Crowe\n</answers>",
+                },
+                {"prompt": "decompose_synthesis", "response": "<answers>\nAl Pacino\nRussell Crowe\n</answers>"},
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=True).answer(Q, ["Michael Mann"])
+    assert answer.answers == ["Al Pacino", "Russell Crowe"]
+    assert [c.prompt for c in answer.usage.calls] == [
+        "decompose_plan_answer",
+        "decompose_answer",
+        "decompose_synthesis",
+    ]
+    assert [s.name for s in answer.trace] == ["link", "candidates", "decompose", "subquestion", "synthesis"]
+    chain = answer.trace[-1].outputs["chain"]
+    assert chain[0]["subquestion"] == "Which films did Michael Mann direct?"
+    assert chain[0]["answers"] == ["Heat", "The Insider"] and answer.trace[3].inputs["index"] == 2
+
+
+def test_a_plan_that_answers_nothing_gets_a_call_for_its_first_step(kg):
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "decompose_plan_answer", "response": _PLAN_ONE + "<answers>\n</answers>"},
+                {"prompt": "decompose_answer", "response": "<answers>Michael Mann</answers>"},
+            ]
+        }
+    )
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=True).answer("who directed the film Heat", ["Heat"])
+    assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 2
+    assert [s.name for s in answer.trace] == ["link", "candidates", "decompose", "subquestion"]
+
+
+def test_first_hop_anchors_reach_through_unnamed_nodes(tmp_path):
+    triples = [
+        ("Barack Obama", "spouse_s", "m.02h98gq"),
+        ("m.02h98gq", "spouse", "Michelle Obama"),
+        ("Barack Obama", "born in", "Honolulu"),
+        ("Honolulu", "located in", "Hawaii"),
+    ]
+    small = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    method = get_method("decompose")(small)
+    pool = method._pool(np.arange(small.num_triples))
+    obama = small.entity_id("Barack Obama")
+    anchors = method._first_hop_anchors([obama], pool)
+    assert [small.entities[e] for e in anchors] == ["Barack Obama", "m.02h98gq"]  # not Honolulu: it has a name
 
 
 def test_anchored_steps_rank_only_the_triples_of_their_entities(kg):
@@ -297,6 +390,9 @@ def test_retrieve_ranks_against_the_whole_question_without_llm(kg):
 def test_prompts_declare_paper_settings_and_tags():
     plan = load_prompt("decompose_questions")
     assert plan.tags == ("reasoning", "subquestions") and plan.stop == ("<END>",)
+    answering = load_prompt("decompose_plan_answer")
+    assert answering.tags == ("reasoning", "subquestions", "answers") and answering.stop == ("<END>",)
+    assert answering.temperature == plan.temperature and "{{facts}}" in answering.user
     assert plan.temperature == 0.3 and plan.max_tokens == 256
     assert plan.system.count("<END>") >= 4  # the in-context examples end with it
     assert load_prompt("decompose_answer").max_tokens == 256

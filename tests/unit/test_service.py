@@ -225,7 +225,8 @@ def test_request_timeout_is_504_and_stream_ends_with_an_error(kg):
 
 
 def test_timed_out_work_stops_at_its_next_llm_call(kg):
-    body = {"question": "who directed Heat", "method": "decompose"}
+    # the paper's decomposition call first, so that a finished request takes at least two calls
+    body = {"question": "who directed Heat", "method": "decompose", "settings": {"plan_answers": False}}
     patient = SlowLLM(0.3)
     with local_client(create_app(kg, ServiceConfig(request_timeout=30), llm=patient)) as c:
         assert c.post("/ask", json=body).status_code == 200

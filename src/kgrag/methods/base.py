@@ -301,6 +301,7 @@ def ask_for_answers(
     evidence_names: Sequence[str] = (),
     exclude: Sequence[str] = (),
     choices: Mapping[str, str] | None = None,
+    replies: list[str] | None = None,
     **values: str,
 ) -> list[str]:
     """Call a prompt that returns ``<answers>`` and read them defensively (one per line).
@@ -315,6 +316,9 @@ def ask_for_answers(
     ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
     entities) let a sentence or run-together names be read as the names they mention, and put evidence names
     first (:func:`kgrag.linking.answers.as_kg_answers`).
+
+    ``replies`` collects the raw reply, for a prompt whose reply says more than its answers (decompose's
+    plan that also answers its first step).
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
@@ -331,6 +335,8 @@ def ask_for_answers(
         choices = {k: v for k, v in choices.items() if not is_number(k)}  # members to count, not a number
     grammar = choice_grammar(choices or {}, max_items=COUNT_ITEMS if kind == "count" else 10)
     text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
+    if replies is not None:
+        replies.append(text)
     items = split_items(parsed.get("answers"))
     if not items and "<" not in text:  # the model ignored the format: take its lines as answers
         items = split_items(text)
@@ -359,6 +365,7 @@ def answer_from_facts(
     layout: FactsLayout = "lines",
     anchors: Sequence[int] = (),
     choose: bool = False,
+    replies: list[str] | None = None,
     **values: str,
 ) -> list[str]:
     """Ask a prompt about ``evidence`` shown as ``facts``; answers are read against the evidence's entity
@@ -391,6 +398,7 @@ def answer_from_facts(
         evidence_names=evidence_entities(evidence),
         exclude=exclude,
         choices=answer_options(evidence) if choose else None,
+        replies=replies,
         **values,
     )
     return name_unnamed_answers(answers, [ev.entities for ev in evidence], exclude)

@@ -21,7 +21,10 @@ sub-question is the retrieval query), so it cannot be folded into the answer cal
 not use ``#k`` (e.g. "who directed those films?"), the previous answers are appended to its retrieval query
 and the answer call is shown the earlier steps, so the model resolves the reference itself.
 
-Calls per question: 1 + n (+1 for synthesis when n > 1), n = number of sub-questions.
+Calls per question: 1 + n (+1 for synthesis when n > 1), n = number of sub-questions, with the paper's
+separate decomposition call (``plan_answers=False``). By default the decomposition call also answers the
+first sub-question from the facts that step would read (the topics' facts, ranked against the whole question,
+since sub-question 1 is not written yet): n (+1) calls, so a one-step plan is one call.
 :meth:`Decompose.retrieve` has no LLM and so no sub-questions: it ranks the candidates against the whole
 question (the same evidence a one-sub-question decomposition sees).
 """
@@ -35,6 +38,7 @@ from typing import Annotated, NamedTuple
 
 import numpy as np
 
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.methods.base import (
@@ -178,6 +182,10 @@ class DecomposeConfig(MethodConfig):
     # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
     # referenced earlier answers name after that) when there are any; False = the paper's ranking.
     anchored: bool = True
+    # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
+    # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
+    # paper's separate decomposition call (the default until measured).
+    plan_answers: bool = False
     embedder: ModelSetting = "minilm"
 
 
@@ -245,6 +253,43 @@ class Decompose(Method):
             )
         return plan
 
+    def _first_hop_anchors(self, topics: Sequence[int], pool: Pool) -> list[int]:
+        """The topics and the unnamed nodes next to them: a fact behind a CVT node (``Obama -spouse_s-> m.02h98gq
+        -spouse-> Michelle``) is one step of a plan, and its far half touches only the unnamed node."""
+        if not topics or not len(pool.tids):
+            return list(topics)
+        heads, tails = self.kg.heads[pool.tids], self.kg.tails[pool.tids]
+        ids = np.asarray(topics)
+        near = np.concatenate([tails[np.isin(heads, ids)], heads[np.isin(tails, ids)]])
+        unnamed = unnamed_entities(self.kg)
+        return list(dict.fromkeys([*topics, *(int(e) for e in near if unnamed[e])]))
+
+    def _plan_and_answer(
+        self, question: str, pool: Pool, topics: list[int], trace: Trace
+    ) -> tuple[Decomposition, ChainStep | None, list[Evidence]]:
+        """One call: the decomposition and the answers of its first sub-question, read from the facts about the
+        question's entities ranked against the whole question. The step is None when the reply answered
+        nothing (step 1 then gets a call of its own)."""
+        with trace.step("decompose", question=question, answers_first=True) as step:
+            evidence = self._rank(question, pool, "decompose/sub1", self._first_hop_anchors(topics, pool))
+            exclude = [self.kg.entities[t] for t in topics]
+            replies: list[str] = []
+            answers = answer_from_facts(self, "decompose_plan_answer", question, evidence, exclude, replies=replies)
+            text = replies[0] if replies else ""
+            plan = parse_decomposition(text, question, max_subquestions=self.config.max_subquestions)
+            first = plan.subquestions[0] if len(plan.subquestions) > 1 else question
+            done = ChainStep(first, first, [ev.text for ev in evidence], answers) if answers else None
+            step.outputs.update(
+                {
+                    "reasoning": plan.reasoning,
+                    "subquestions": plan.subquestions,
+                    "fallback": plan.fallback,
+                    "answers": answers,
+                    "raw": text,
+                }
+            )
+        return plan, done, evidence
+
     def _answer_step(
         self,
         index: int,
@@ -283,14 +328,21 @@ class Decompose(Method):
         topics, pool = self._candidates(question, topic_entities, trace)
         if self._skip_answer_call(topic_entities, trace):
             return [], []
-        plan = self._decompose(question, trace)
-        # One sub-question is the question restated: rank and answer the user's own wording.
-        subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
         chain: list[ChainStep] = []
         evidence: dict[int, Evidence] = {}
+        if self.config.plan_answers:
+            plan, first, found = self._plan_and_answer(question, pool, topics, trace)
+            if first is not None:
+                chain.append(first)
+                for ev in found:
+                    evidence.setdefault(ev.triples[0], ev)
+        else:
+            plan = self._decompose(question, trace)
+        # One sub-question is the question restated: rank and answer the user's own wording.
+        subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
         # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
         anchored = len(subquestions) > 1
-        for i, sub in enumerate(subquestions, start=1):
+        for i, sub in enumerate(subquestions[len(chain) :], start=len(chain) + 1):
             done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored)
             chain.append(done)
             for ev in found:
