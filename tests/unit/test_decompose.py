@@ -297,8 +297,8 @@ def test_one_step_plan_is_answered_in_the_planning_call(kg):
     assert [s.name for s in answer.trace] == ["link", "candidates", "decompose"]
     plan = answer.trace[-1].outputs
     assert plan["subquestions"] == ["Who directed Heat?"] and plan["answers"] == ["Michael Mann"]
-    # the facts shown are the topic's own, ranked against the whole question
-    assert answer.evidence and all("Heat" in ev.entities for ev in answer.evidence)
+    # the facts shown are the topic's own first, ranked against the whole question
+    assert answer.evidence and "Heat" in answer.evidence[0].entities
     assert answer.grounded and {ev.source for ev in answer.evidence} == {"decompose/sub1"}
 
 
@@ -407,3 +407,16 @@ def test_cli_retrieve_with_settings(tmp_path):
     assert out["method"] == "decompose" and len(out["evidence"]) == 2
     bad = run_cli("retrieve", str(store), "who directed Heat", "--method", "decompose", "--set", "hops=x", ok=False)
     assert bad.returncode == 2 and "hops" in bad.stderr
+
+
+def test_plan_facts_put_the_topics_own_first_then_the_best_of_the_rest(kg):
+    method = get_method("decompose")(kg, top_k=6)
+    heat = kg.entity_id("Heat")
+    pool = method._pool(np.arange(kg.num_triples))
+    first_hop = method._rank("who acted in the films of Heat's director", pool, "x", [heat])
+    facts = method._plan_facts("who acted in the films of Heat's director", pool, [heat])
+    own = [ev for ev in facts if "Heat" in ev.entities]
+    assert facts[: len(own)] == own and len(facts) == 6 and len(own) < 6  # the rest fills up to top_k
+    assert {ev.triples[0] for ev in own} == {ev.triples[0] for ev in first_hop}
+    only = get_method("decompose")(kg, top_k=6, plan_facts="first_hop")._plan_facts("who acted", pool, [heat])
+    assert all("Heat" in ev.entities for ev in only)

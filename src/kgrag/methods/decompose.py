@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
 import numpy as np
 
@@ -186,6 +186,10 @@ class DecomposeConfig(MethodConfig):
     # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
     # paper's separate decomposition call (the default until measured).
     plan_answers: bool = False
+    # What that call reads: "first_hop" = only the facts about the question's entities (what step 1 of a longer
+    # plan reads); "first_hop_first" = those, then the best of the other candidates up to ``top_k``, so a plan
+    # of one step for a two-hop question still sees the second hop (what a one-step plan read before).
+    plan_facts: Literal["first_hop", "first_hop_first"] = "first_hop_first"
     embedder: ModelSetting = "minilm"
 
 
@@ -264,6 +268,16 @@ class Decompose(Method):
         unnamed = unnamed_entities(self.kg)
         return list(dict.fromkeys([*topics, *(int(e) for e in near if unnamed[e])]))
 
+    def _plan_facts(self, question: str, pool: Pool, topics: list[int]) -> list[Evidence]:
+        """The facts the planning call answers sub-question 1 from (``plan_facts``), the topics' own first."""
+        first = self._rank(question, pool, "decompose/sub1", self._first_hop_anchors(topics, pool))
+        room = self.config.top_k - len(first)
+        if self.config.plan_facts == "first_hop" or room <= 0 or not topics:
+            return first
+        shown = np.isin(pool.tids, [ev.triples[0] for ev in first])
+        rest = self._rank(question, Pool(pool.tids[~shown], pool.vectors[~shown]), "decompose/sub1")
+        return first + rest[:room]
+
     def _plan_and_answer(
         self, question: str, pool: Pool, topics: list[int], trace: Trace
     ) -> tuple[Decomposition, ChainStep | None, list[Evidence]]:
@@ -271,7 +285,7 @@ class Decompose(Method):
         question's entities ranked against the whole question. The step is None when the reply answered
         nothing (step 1 then gets a call of its own)."""
         with trace.step("decompose", question=question, answers_first=True) as step:
-            evidence = self._rank(question, pool, "decompose/sub1", self._first_hop_anchors(topics, pool))
+            evidence = self._plan_facts(question, pool, topics)
             exclude = [self.kg.entities[t] for t in topics]
             replies: list[str] = []
             answers = answer_from_facts(self, "decompose_plan_answer", question, evidence, exclude, replies=replies)
