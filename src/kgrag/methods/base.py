@@ -315,10 +315,8 @@ def ask_for_answers(
     With ``kg_names`` a line listing several KG entities is split and KG names come first;
     ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
     entities) let a sentence or run-together names be read as the names they mention, and put evidence names
-    first (:func:`kgrag.linking.answers.as_kg_answers`).
-
-    ``replies`` collects the raw reply, for a prompt whose reply says more than its answers (decompose's
-    plan that also answers its first step).
+    first (:func:`kgrag.linking.answers.as_kg_answers`). ``replies`` collects the raw reply, for a prompt
+    whose reply says more than its answers (decompose's plan that also answers its first step).
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
