@@ -291,7 +291,7 @@ def test_one_step_plan_is_answered_in_the_planning_call(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer("who directed the film Heat", ["Heat"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=True).answer("who directed the film Heat", ["Heat"])
     assert answer.error is None and answer.answers == ["Michael Mann"]
     assert answer.usage.llm_calls == 1 and [c.prompt for c in answer.usage.calls] == ["decompose_plan_answer"]
     assert [s.name for s in answer.trace] == ["link", "candidates", "decompose"]
@@ -320,7 +320,7 @@ def test_longer_plan_takes_its_first_answers_from_the_planning_call(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=True).answer(Q, ["Michael Mann"])
     assert answer.answers == ["Al Pacino", "Russell Crowe"]
     assert [c.prompt for c in answer.usage.calls] == [
         "decompose_plan_answer",
@@ -342,7 +342,7 @@ def test_a_plan_that_answers_nothing_gets_a_call_for_its_first_step(kg):
             ]
         }
     )
-    answer = get_method("decompose")(kg, llm=llm).answer("who directed the film Heat", ["Heat"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=True).answer("who directed the film Heat", ["Heat"])
     assert answer.answers == ["Michael Mann"] and answer.usage.llm_calls == 2
     assert [s.name for s in answer.trace] == ["link", "candidates", "decompose", "subquestion"]
 

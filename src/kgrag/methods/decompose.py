@@ -22,7 +22,7 @@ not use ``#k`` (e.g. "who directed those films?"), the previous answers are appe
 and the answer call is shown the earlier steps, so the model resolves the reference itself.
 
 Calls per question: 1 + n (+1 for synthesis when n > 1), n = number of sub-questions, with the paper's
-separate decomposition call (``plan_answers=False``). By default the decomposition call also answers the
+separate decomposition call (the default). With ``plan_answers`` the decomposition call also answers the
 first sub-question from the facts that step would read (the topics' facts, ranked against the whole question,
 since sub-question 1 is not written yet): n (+1) calls, so a one-step plan is one call.
 :meth:`Decompose.retrieve` has no LLM and so no sub-questions: it ranks the candidates against the whole
@@ -184,8 +184,9 @@ class DecomposeConfig(MethodConfig):
     anchored: bool = True
     # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
     # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
-    # paper's separate decomposition call.
-    plan_answers: bool = True
+    # paper's separate decomposition call, the default: on it lowers MetaQA 2-hop and `university` by two
+    # questions each at half the seconds (dev, paired; benchmarks/RESULTS.md).
+    plan_answers: bool = False
     # What that call reads: "first_hop" = only the facts about the question's entities (what step 1 of a longer
     # plan reads); "first_hop_first" = those, then the best of the other candidates up to ``top_k``, so a plan
     # of one step for a two-hop question still sees the second hop (what a one-step plan read before), at
