@@ -79,6 +79,10 @@ class Decomposition:
     subquestions: list[str]
     fallback: bool = False
 
+    def outputs(self, raw: str) -> dict[str, object]:
+        """What a trace step records of the plan, with the reply it was read from."""
+        return {"reasoning": self.reasoning, "subquestions": self.subquestions, "fallback": self.fallback, "raw": raw}
+
 
 @dataclass
 class ChainStep:
@@ -249,14 +253,7 @@ class Decompose(Method):
         with trace.step("decompose", question=question) as step:
             text, _ = self.call_prompt("decompose_questions", question=question)
             plan = parse_decomposition(text, question, max_subquestions=self.config.max_subquestions)
-            step.outputs.update(
-                {
-                    "reasoning": plan.reasoning,
-                    "subquestions": plan.subquestions,
-                    "fallback": plan.fallback,
-                    "raw": text,
-                }
-            )
+            step.outputs.update(plan.outputs(text))
         return plan
 
     def _first_hop_anchors(self, topics: Sequence[int], pool: Pool) -> list[int]:
@@ -267,8 +264,7 @@ class Decompose(Method):
         heads, tails = self.kg.heads[pool.tids], self.kg.tails[pool.tids]
         ids = np.asarray(topics)
         near = np.concatenate([tails[np.isin(heads, ids)], heads[np.isin(tails, ids)]])
-        unnamed = unnamed_entities(self.kg)
-        return list(dict.fromkeys([*topics, *(int(e) for e in near if unnamed[e])]))
+        return list(dict.fromkeys([*topics, *near[unnamed_entities(self.kg)[near]].tolist()]))
 
     def _plan_facts(self, question: str, pool: Pool, topics: list[int]) -> list[Evidence]:
         """The facts the planning call answers sub-question 1 from (``plan_facts``), the topics' own first."""
@@ -295,15 +291,7 @@ class Decompose(Method):
             plan = parse_decomposition(text, question, max_subquestions=self.config.max_subquestions)
             first = plan.subquestions[0] if len(plan.subquestions) > 1 else question
             done = ChainStep(first, first, [ev.text for ev in evidence], answers) if answers else None
-            step.outputs.update(
-                {
-                    "reasoning": plan.reasoning,
-                    "subquestions": plan.subquestions,
-                    "fallback": plan.fallback,
-                    "answers": answers,
-                    "raw": text,
-                }
-            )
+            step.outputs.update(plan.outputs(text), answers=answers)
         return plan, done, evidence
 
     def _answer_step(
@@ -345,13 +333,12 @@ class Decompose(Method):
         if self._skip_answer_call(topic_entities, trace):
             return [], []
         chain: list[ChainStep] = []
-        evidence: dict[int, Evidence] = {}
+        shown: list[Evidence] = []  # every step's facts, in order
         if self.config.plan_answers:
             plan, first, found = self._plan_and_answer(question, pool, topics, trace)
             if first is not None:
                 chain.append(first)
-                for ev in found:
-                    evidence.setdefault(ev.triples[0], ev)
+                shown += found
         else:
             plan = self._decompose(question, trace)
         # One sub-question is the question restated: rank and answer the user's own wording.
@@ -361,8 +348,10 @@ class Decompose(Method):
         for i, sub in enumerate(subquestions[len(chain) :], start=len(chain) + 1):
             done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored)
             chain.append(done)
-            for ev in found:
-                evidence.setdefault(ev.triples[0], ev)
+            shown += found
+        evidence: dict[int, Evidence] = {}
+        for ev in shown:
+            evidence.setdefault(ev.triples[0], ev)
         answers = chain[-1].answers
         if len(chain) > 1 and self.config.synthesize:
             with trace.step("synthesis", question=question) as step:
