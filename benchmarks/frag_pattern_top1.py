@@ -12,6 +12,7 @@ compared without an LLM run:
 
     python benchmarks/frag_pattern_top1.py benchmarks/suites/metaqa_renamed.toml --limit 100 \\
         --kg-cache /tmp/bench/kgs --data ../shared/data [--set KEY=VALUE ...] [--out result.json]
+    python benchmarks/frag_pattern_top1.py SUITE --llm llamacpp:qwen2.5-coder-1.5b --set question_fit=5 ...
 """
 
 from __future__ import annotations
@@ -32,22 +33,23 @@ from kgrag.eval.suite_build import build_kg
 from kgrag.eval.suite_file import load_suite
 from kgrag.methods.base import Trace
 from kgrag.methods.frag import Frag
+from kgrag.models.llm import load_llm
 
 
 class _Recording(Frag):
-    """Frag that keeps the last question's pattern scores and the patterns they score."""
+    """Frag that keeps the last question's pattern scores (as the paths are chosen by them: with an LLM, after
+    ``question_fit``) and the patterns they score."""
 
     last: tuple | None = None
 
-    def _score_patterns(self, question, masked, reach, hops, routed, sims):
-        scores = super()._score_patterns(question, masked, reach, hops, routed, sims)
+    def _choose(self, topics, reach, scores, *args, **kwargs):
         self.last = (reach, scores)
-        return scores
+        return super()._choose(topics, reach, scores, *args, **kwargs)
 
 
-def measure(kg, examples, settings: dict) -> dict:
+def measure(kg, examples, settings: dict, llm=None) -> dict:
     """Per question group: top1, any and the median rank of the first pattern reaching a gold answer."""
-    frag = _Recording(kg, llm=None, **settings)
+    frag = _Recording(kg, llm=llm, **settings)
     if frag.pattern_classifier is not None:
         raise SystemExit(f"{kg}: frag uses a trained pattern scorer here; this measures the zero-shot one")
     found: dict[str, list[int | None]] = defaultdict(list)
@@ -81,13 +83,16 @@ def main() -> None:
     parser.add_argument("--kg-cache", type=Path, default=Path("/tmp/bench/kgs"))
     parser.add_argument("--data", type=Path, help="the shared data directory the suite's ${data} names")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--llm", help="an LLM spec: the scores frag answers with, e.g. with --set question_fit=5")
+    parser.add_argument("--cache", type=Path, help="the LLM's response cache")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    llm = load_llm(args.llm, cache=args.cache) if args.llm else None
     settings = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.settings)}
     suite = load_suite(args.suite, data_dir=args.data)
     start = time.perf_counter()
     command = [str(args.suite), *(["--limit", str(args.limit)] if args.limit else [])]
-    command += [f"--set {s}" for s in args.settings]
+    command += [f"--set {s}" for s in args.settings] + ([f"--llm {args.llm}"] if args.llm else [])
     git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     report = {
         "what": "zero-shot frag: share of questions whose best-scored relation pattern reaches a gold answer",
@@ -99,7 +104,7 @@ def main() -> None:
     for entry in suite.kgs:
         kg = build_kg(entry, args.kg_cache).kg
         examples = [ex for ex in select(load_questions(entry), limit=args.limit) if ex.answers]
-        report["kgs"][entry.name] = measure(kg, examples, {**entry.settings.get("frag", {}), **settings})
+        report["kgs"][entry.name] = measure(kg, examples, {**entry.settings.get("frag", {}), **settings}, llm)
     report["seconds"] = round(time.perf_counter() - start, 1)
     emit_json(report, args.out)
 

@@ -231,3 +231,36 @@ def test_kgrag_ask_prints_while_the_model_loads(smollm_path, tmp_path):
     assert unknown.returncode == 0 and "no entity of the question was found in the KG" in unknown.stdout
     bad = subprocess.run([*ask, "Who directed Heat?", "--set", "hops=many"], capture_output=True, text=True)
     assert bad.returncode == 2 and "hops" in bad.stderr
+
+
+def test_llamacpp_score_reply_matches_a_full_logits_pass_and_generation_goes_on(smollm_path):
+    """score_reply decodes only what the KV cache lacks, with logits for the reply's positions, on the shared
+    context: the log-probabilities equal a separate logits_all pass, and generating afterwards gives what it gave
+    before the scoring."""
+    import numpy as np
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    llm = load_llm(f"llamacpp:{manager.TEST_MODEL}")
+    chats = [
+        [{"role": "system", "content": "Write the question."}, {"role": "user", "content": f"Query:\n{q}"}]
+        for q in ("Heat | director | ?", "x1 | director | Heat\nx1 | genre | ?")
+    ]
+    llm.generate(chats[0], max_tokens=8)
+    before = llm.generate(chats[0], max_tokens=8).text  # a repeat: llama.cpp decodes the prompt's last token again
+    with track_usage() as calls:
+        scores = llm.score_reply(chats, "who directed Heat", name="fit")
+    assert [c.prompt for c in calls] == ["fit"] and 0 < calls[0].evaluated_prompt_tokens <= calls[0].prompt_tokens
+    assert llm.score_reply(chats[::-1], "who directed Heat") == scores[::-1]
+    assert llm.generate(chats[0], max_tokens=8).text == before
+    ref = Llama(model_path=str(smollm_path), n_ctx=512, logits_all=True, verbose=False)
+    fmt = Jinja2ChatFormatter(template=ref.metadata["tokenizer.chat_template"], eos_token="", bos_token="")
+    answer = ref.tokenize(b"who directed Heat", add_bos=False, special=False)
+    for chat, score in zip(chats, scores):
+        head = ref.tokenize(fmt(messages=chat).prompt.encode(), add_bos=True, special=True)
+        ref.reset()
+        ref.eval(head + answer)
+        logits = ref.scores[len(head) - 1 : len(head) + len(answer) - 1].astype(np.float64)
+        top = logits.max(axis=1)
+        lse = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+        assert abs(float((logits[np.arange(len(answer)), answer] - lse).sum()) - score) < 1e-3

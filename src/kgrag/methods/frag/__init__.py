@@ -58,6 +58,7 @@ from kgrag.methods.frag.patterns import (
     reachable_patterns,
     within_triple_budget,
 )
+from kgrag.methods.frag.question_fit import fit_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
@@ -285,8 +286,9 @@ class Frag(Method):
     def _reach(self, topics: list[int], hops: int, relations: np.ndarray | None, routed: bool) -> PatternReach:
         """Every relation pattern of up to ``hops`` from ``topics`` over ``relations``, with what each reaches."""
         prune_from = 1 if routed else self.config.zero_shot_pruned_from
-        limits = self._walk_limits
-        return reachable_patterns(self.kg, topics, hops, **limits, allowed_relations=relations, prune_from=prune_from)
+        return reachable_patterns(
+            self.kg, topics, hops, **self._walk_limits, allowed_relations=relations, prune_from=prune_from
+        )
 
     def zero_shot_pattern_scores(self, question: str, topics: list[int]) -> tuple[PatternReach, np.ndarray] | None:
         """The zero-shot score of every relation pattern from ``topics``, as the answer call's ``answer_margin``
@@ -325,6 +327,8 @@ class Frag(Method):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
             answering = for_answer and not routed
+            if answering and self.llm is not None and self.pattern_classifier is None:
+                scores, step.outputs["question_fit"] = fit_patterns(self, question, topics, reach, scores)
             margin = cfg.answer_margin if answering else None
             extension = cfg.extension_margin if answering else None
             chosen = self._choose(topics, reach, scores, routed, room, margin, extension)

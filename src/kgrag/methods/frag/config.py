@@ -109,6 +109,11 @@ class FragConfig(MethodConfig):
     # (benchmarks/results/frag_relation_phrasings.json)
     relation_phrasings: bool = False
     phrasing_weight: Annotated[float, ClientRange(0, 5)] = 0.25
+    # zero-shot with an LLM that can score text (local llama.cpp models): the question_fit best patterns are
+    # written as queries and re-ordered by the log-probability of the question after each, times
+    # question_fit_weight, added to their alignment scores (methods/frag/question_fit.py); 0: off
+    question_fit: Annotated[int, ClientRange(0, 10)] = 0
+    question_fit_weight: Annotated[float, ClientRange(0, 1)] = 0.01
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "score" (all kept, ordered by the score of
     # the path ending at each), "none" (as the model wrote them, KG names first); "auto": "pattern" when

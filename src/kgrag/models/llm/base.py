@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -158,6 +159,44 @@ class LLM(ABC):
             top_k=prompt.top_k,
             min_p=prompt.min_p,
         )
+
+    def score_reply(self, prompts: Sequence[str | Messages], reply: str, *, name: str = "raw") -> list[float] | None:
+        """log P(``reply`` | prompt) under the model, for each prompt as a chat whose assistant turn begins with
+        ``reply``: how well each prompt explains the same text, the reply's tokens scored and nothing generated.
+        Accounted as one call under ``name`` (the prompts' tokens the model read); cached per prompt. ``None``
+        when the backend cannot score text (an OpenAI-compatible endpoint does not give prompt log-probabilities
+        reliably), and callers then go without."""
+        if not prompts:
+            return []
+        chats = [to_messages(p) for p in prompts]
+        keys = [cache_key(self.model_id, m, {"score_reply": reply}) for m in chats] if self.cache is not None else []
+        found: dict[int, float] = {}
+        for i, key in enumerate(keys):
+            hit = self.cache.get(key) if self.cache is not None else None
+            if hit is not None:
+                found[i] = float(hit[0])
+        todo = [i for i in range(len(chats)) if i not in found]
+        check_cancelled()
+        start = time.perf_counter()
+        scored = self._score_reply([chats[i] for i in todo], reply) if todo else []
+        if scored is None:
+            return None
+        evaluated = prompt_tokens = 0
+        for i, (logprob, tokens, read) in zip(todo, scored):
+            found[i] = logprob
+            prompt_tokens += tokens
+            evaluated += read
+            if self.cache is not None:
+                self.cache.put(keys[i], repr(logprob), tokens, 0)
+        gen = Generation("", prompt_tokens, 0, time.perf_counter() - start, cached=not todo)
+        gen.evaluated_prompt_tokens = evaluated
+        self._record(name, gen)
+        return [found[i] for i in range(len(chats))]
+
+    def _score_reply(self, chats: list[Messages], reply: str) -> list[tuple[float, int, int]] | None:
+        """Per chat: (log P(reply | chat), the tokens of chat and reply, the tokens the model read); ``None``: this
+        backend cannot score."""
+        return None
 
     def _record(self, name: str, gen: Generation) -> None:
         record_call(

@@ -308,3 +308,82 @@ class LlamaCppLLM(LLM):
 
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
+
+    def _score_reply(self, chats: list[Messages], reply: str) -> list[tuple[float, int, int]] | None:
+        llama = self._llama
+        template = (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template")
+        if not template:
+            return None
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        eos, bos = llama.token_eos(), llama.token_bos()
+        formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+        )
+        answer = llama.tokenize(reply.encode("utf-8"), add_bos=False, special=False)
+        out = []
+        with self._lock:
+            kept = llama.n_tokens
+            for chat in chats:
+                prompt = formatter(messages=chat).prompt
+                head = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+                size = len(head) + len(answer)
+                if size > self.n_ctx:
+                    raise LLMError(f"{self.model_id}: {size} tokens exceed the context window of {self.n_ctx}")
+                logprob, start = _reply_logprob(llama, head, answer)
+                kept = min(kept, start)
+                out.append((logprob, size, size - start))
+            # what scoring decoded goes again: a later generation reuses only what generations decoded, so its
+            # output does not depend on what was scored before it (llama.cpp's sums differ in the last bits with
+            # how a prompt was cut into batches, enough to turn a near tie of a small model)
+            llama._ctx.kv_cache_seq_rm(-1, kept, -1)
+            llama.n_tokens = kept
+        return out
+
+
+def _reply_logprob(llama: Any, head: list[int], answer: list[int]) -> tuple[float, int]:
+    """log P(answer | head) from one decode of what the KV cache does not already hold (the longest common
+    prefix with the tokens it holds is kept, as ``Llama.generate`` keeps it), with logits asked for the
+    positions that predict ``answer``'s tokens only. Leaves the KV cache holding ``head + answer`` and the
+    ``Llama`` object's token record saying so. Returns the log-probability and the first position decoded."""
+    import numpy as np
+
+    if not answer:
+        return 0.0, llama.n_tokens
+    ids = head + answer
+    held = llama.input_ids[: llama.n_tokens]
+    common = 0
+    for a, b in zip(held, ids):
+        if a != b:
+            break
+        common += 1
+    first = len(head) - 1  # the position whose logits predict answer[0]
+    start = min(common, first)
+    llama._ctx.kv_cache_seq_rm(-1, start, -1)
+    llama.n_tokens = start
+    rows: list[Any] = []
+    n_vocab = llama.n_vocab()
+    for i in range(start, len(ids), llama.n_batch):
+        chunk = ids[i : i + llama.n_batch]
+        batch = llama._batch.batch
+        batch.n_tokens = len(chunk)
+        for j, token in enumerate(chunk):
+            batch.token[j] = token
+            batch.pos[j] = i + j
+            batch.seq_id[j][0] = 0
+            batch.n_seq_id[j] = 1
+            batch.logits[j] = first <= i + j < len(ids) - 1
+        batch.logits[len(chunk) - 1] = True  # llama.cpp expects the last token's logits
+        llama._ctx.decode(llama._batch)
+        llama.input_ids[i : i + len(chunk)] = chunk
+        llama.n_tokens = i + len(chunk)
+        for j in range(len(chunk)):
+            if first <= i + j < len(ids) - 1:
+                rows.append(np.ctypeslib.as_array(llama._ctx.get_logits_ith(j), shape=(n_vocab,)).astype(np.float64))
+    llama._requires_eval = True  # the sampler has not seen these logits: decode again before sampling
+    logits = np.stack(rows)
+    top = logits.max(axis=1)
+    lse = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+    return float((logits[np.arange(len(answer)), answer] - lse).sum()), start

@@ -1,0 +1,102 @@
+"""frag's question fit: the best zero-shot patterns written as queries and re-ordered by how likely an LLM finds
+the question after each (methods/frag/question_fit.py), and the LLM protocol's scoring call it uses."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.frag.patterns import PatternReach, pattern_label, reachable_patterns
+from kgrag.methods.frag.question_fit import query_lines, question_fit
+from kgrag.models.accounting import track_usage
+from kgrag.models.cache import ResponseCache
+from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
+
+FILMS = [
+    ("Heat", "director", "Michael Mann"),
+    ("The Insider", "director", "Michael Mann"),
+    ("Heat", "genre", "Crime"),
+    ("The Insider", "genre", "Drama"),
+    ("Heat", "cast member", "Al Pacino"),
+]
+
+
+class Reader(LLM):
+    """Scores a reply by how many of ``liked``'s lines the prompt's query holds, and counts what it scored."""
+
+    model_id = "reader"
+
+    def __init__(self, liked: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.liked = liked
+        self.scored = 0
+
+    def _generate(self, messages: Messages, params: GenerationParams) -> Generation:
+        return Generation("")
+
+    def _score_reply(self, chats, reply):
+        self.scored += len(chats)
+        return [(float(-5 + 4 * (self.liked in chat[-1]["content"])), 20, 10) for chat in chats]
+
+
+class Mute(Reader):
+    def _score_reply(self, chats, reply):
+        return None
+
+
+def _reach(kg: KnowledgeGraph, topic: int) -> PatternReach:
+    return reachable_patterns(kg, [topic], 2)
+
+
+def test_query_lines_write_hops_in_the_kgs_direction_with_variables_between():
+    kg = KnowledgeGraph.from_triples(FILMS)
+    r = kg.num_relations
+    director, genre = kg.relation_id("director"), kg.relation_id("genre")
+    text = query_lines(kg, np.array([director + r, genre]), kg.entity_id("Michael Mann"))
+    assert text == "x1 | director | Michael Mann\nx1 | genre | ?"
+    assert query_lines(kg, np.array([genre, -1]), kg.entity_id("Heat")) == "Heat | genre | ?"
+
+
+def test_the_pattern_the_llm_reads_the_question_after_moves_first():
+    kg = KnowledgeGraph.from_triples(FILMS)
+    mann = kg.entity_id("Michael Mann")
+    reach = _reach(kg, mann)
+    labels = [pattern_label(kg, p) for p in reach.patterns]
+    first, wanted = labels.index("director_inv"), labels.index("director_inv>genre")
+    scores = np.zeros(len(reach))
+    scores[first] = 0.2  # the alignment's choice
+    scores[wanted] = 0.19
+    llm = Reader("x1 | genre | ?")
+    out, record = question_fit(
+        kg, llm, "what genres are Michael Mann's films", [mann], reach, scores, k=3, weight=0.01, walk_limits={}
+    )
+    assert int(np.argmax(out)) == wanted
+    assert len(record) == 3 and {"query", "logprob", "score"} <= record[0].keys()
+    # patterns outside the k scored stay below the best of them
+    rest = np.setdiff1d(np.arange(len(out)), np.argsort(-scores, kind="stable")[:3])
+    assert (out[rest] < out.max()).all()
+    # a weight of 0 changes no order
+    same, _ = question_fit(kg, llm, "q", [mann], reach, scores, k=3, weight=0.0, walk_limits={})
+    assert list(np.argsort(-same, kind="stable")) == list(np.argsort(-scores, kind="stable"))
+
+
+def test_a_backend_that_cannot_score_leaves_the_scores_as_they_were():
+    kg = KnowledgeGraph.from_triples(FILMS)
+    mann = kg.entity_id("Michael Mann")
+    reach = _reach(kg, mann)
+    scores = np.linspace(1, 0, len(reach))
+    out, record = question_fit(kg, Mute("x"), "q", [mann], reach, scores, k=3, weight=0.01, walk_limits={})
+    assert out is scores and record == []
+
+
+def test_score_reply_is_accounted_as_one_call_and_cached_per_prompt(tmp_path):
+    llm = Reader("b", cache=ResponseCache(tmp_path / "c.sqlite"))
+    prompts = ["query a", "query b"]
+    with track_usage() as calls:
+        first = llm.score_reply(prompts, "the question", name="fit")
+    assert first == [-5.0, -1.0] and llm.scored == 2
+    assert [c.prompt for c in calls] == ["fit"] and calls[0].evaluated_prompt_tokens == 20
+    again = llm.score_reply([*prompts, "query bb"], "the question", name="fit")
+    assert again == [-5.0, -1.0, -1.0] and llm.scored == 3  # only the new prompt reached the backend
+    assert llm.score_reply(prompts, "another question") is not None and llm.scored == 5
+    assert Mute("x").score_reply(prompts, "q") is None
