@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods import get as get_method
 from kgrag.methods.frag.patterns import PatternReach, pattern_label, reachable_patterns
 from kgrag.methods.frag.question_fit import query_lines, question_fit
 from kgrag.models.accounting import track_usage
 from kgrag.models.cache import ResponseCache
+from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
+from kgrag.models.llm.scripted import ScriptedLLM
 
 FILMS = [
     ("Heat", "director", "Michael Mann"),
@@ -100,3 +103,35 @@ def test_score_reply_is_accounted_as_one_call_and_cached_per_prompt(tmp_path):
     assert again == [-5.0, -1.0, -1.0] and llm.scored == 3  # only the new prompt reached the backend
     assert llm.score_reply(prompts, "another question") is not None and llm.scored == 5
     assert Mute("x").score_reply(prompts, "q") is None
+
+
+class ScoringScript(ScriptedLLM):
+    """A scripted model that can also score: a question reads likelier after a query naming ``liked``."""
+
+    def __init__(self, liked: str, **script) -> None:
+        super().__init__(script)
+        self.liked = liked
+
+    def _score_reply(self, chats, reply):
+        return [(-2.0 if self.liked in chat[-1]["content"] else -30.0, 20, 10) for chat in chats]
+
+
+def test_frag_answers_from_the_pattern_the_question_fits_and_says_so_in_the_trace(movies_kg):
+    kg = movies_kg
+    """Zero-shot frag with ``question_fit``: the scored pattern leads the paths the answer call reads, the trace
+    lists the queries with their log-probabilities, and the scoring pass is accounted; off, nothing is scored."""
+    question = "when were the films of Michael Mann released"
+    llm = ScoringScript(
+        "directed by | Michael Mann\nx1 | release year | ?",
+        rules=[{"prompt": "frag_answer", "response": "<answers>1995"}],
+    )
+    common = {"llm": llm, "embedder": load_embedder("static"), "grounding": "none"}
+    with track_usage() as calls:
+        answer = get_method("frag")(kg, question_fit=4, **common).answer(question, ["Michael Mann"])
+    ranked = next(s for s in answer.trace if s.name == "rank_paths").outputs
+    assert "x1 | written by | Michael Mann\nx1 | release year | ?" in [fit["query"] for fit in ranked["question_fit"]]
+    assert ranked["patterns"][0]["pattern"] == "directed_by_inv>release_year"
+    assert [c.prompt for c in calls] == ["frag_pattern_question", "frag_answer"]
+    off = get_method("frag")(kg, question_fit=0, **common).answer(question, ["Michael Mann"])
+    unfitted = next(s for s in off.trace if s.name == "rank_paths").outputs
+    assert "question_fit" not in unfitted and unfitted["patterns"][0]["pattern"] == "written_by_inv>release_year"

@@ -327,8 +327,8 @@ class Frag(Method):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
             answering = for_answer and not routed
-            if answering and self.llm is not None and self.pattern_classifier is None:
-                scores, step.outputs["question_fit"] = fit_patterns(self, question, topics, reach, scores)
+            if answering and self.pattern_classifier is None:
+                scores = fit_patterns(self, question, topics, reach, scores, step.outputs)
             margin = cfg.answer_margin if answering else None
             extension = cfg.extension_margin if answering else None
             chosen = self._choose(topics, reach, scores, routed, room, margin, extension)

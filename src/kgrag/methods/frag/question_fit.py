@@ -100,14 +100,15 @@ def question_fit(
 
 
 def fit_patterns(
-    frag: Frag, question: str, topics: list[int], reach: PatternReach, scores: np.ndarray
-) -> tuple[np.ndarray, list[dict]]:
-    """:func:`question_fit` with frag's settings (``question_fit`` patterns, ``question_fit_weight``); as it was
-    when they turn it off."""
+    frag: Frag, question: str, topics: list[int], reach: PatternReach, scores: np.ndarray, outputs: dict
+) -> np.ndarray:
+    """:func:`question_fit` with frag's settings (``question_fit`` patterns, ``question_fit_weight``), the scored
+    patterns recorded in the trace step's ``outputs``; the scores as they were when it is off or frag has no
+    LLM."""
     cfg = frag.config
     if cfg.question_fit < 2 or frag.llm is None:
-        return scores, []
-    return question_fit(
+        return scores
+    fitted, record = question_fit(
         frag.kg,
         frag.llm,
         question,
@@ -118,3 +119,6 @@ def fit_patterns(
         weight=cfg.question_fit_weight,
         walk_limits=frag._walk_limits,
     )
+    if record:
+        outputs["question_fit"] = record
+    return fitted
