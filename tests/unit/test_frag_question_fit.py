@@ -99,7 +99,9 @@ def test_score_reply_is_accounted_as_one_call_and_cached_per_prompt(tmp_path):
         first = llm.score_reply(prompts, "the question", name="fit")
     assert first == [-5.0, -1.0] and llm.scored == 2
     assert [c.prompt for c in calls] == ["fit"] and calls[0].evaluated_prompt_tokens == 20
-    again = llm.score_reply([*prompts, "query bb"], "the question", name="fit")
+    with track_usage() as calls:
+        again = llm.score_reply([*prompts, "query bb"], "the question", name="fit")
+    assert calls[0].prompt_tokens == 60 and calls[0].evaluated_prompt_tokens == 10
     assert again == [-5.0, -1.0, -1.0] and llm.scored == 3  # only the new prompt reached the backend
     assert llm.score_reply(prompts, "another question") is not None and llm.scored == 5
     assert Mute("x").score_reply(prompts, "q") is None

@@ -171,17 +171,19 @@ class LLM(ABC):
         chats = [to_messages(p) for p in prompts]
         keys = [cache_key(self.model_id, m, {"score_reply": reply}) for m in chats] if self.cache is not None else []
         found: dict[int, float] = {}
+        prompt_tokens = 0
         for i, key in enumerate(keys):
             hit = self.cache.get(key) if self.cache is not None else None
             if hit is not None:
                 found[i] = float(hit[0])
+                prompt_tokens += hit[1]
         todo = [i for i in range(len(chats)) if i not in found]
         check_cancelled()
         start = time.perf_counter()
         scored = self._score_reply([chats[i] for i in todo], reply) if todo else []
         if scored is None:
             return None
-        evaluated = prompt_tokens = 0
+        evaluated = 0
         for i, (logprob, tokens, read) in zip(todo, scored):
             found[i] = logprob
             prompt_tokens += tokens
