@@ -55,9 +55,22 @@ def test_query_lines_write_hops_in_the_kgs_direction_with_variables_between():
     kg = KnowledgeGraph.from_triples(FILMS)
     r = kg.num_relations
     director, genre = kg.relation_id("director"), kg.relation_id("genre")
-    text = query_lines(kg, np.array([director + r, genre]), kg.entity_id("Michael Mann"))
+    mann, heat, crime = kg.entity_id("Michael Mann"), kg.entity_id("Heat"), kg.entity_id("Crime")
+    text = query_lines(kg, np.array([director + r, genre]), np.array([mann, heat, crime]))
     assert text == "x1 | director | Michael Mann\nx1 | genre | ?"
-    assert query_lines(kg, np.array([genre, -1]), kg.entity_id("Heat")) == "Heat | genre | ?"
+    assert query_lines(kg, np.array([genre, -1]), np.array([heat, crime])) == "Heat | genre | ?"
+
+
+def test_two_hops_the_same_way_through_an_unnamed_node_are_one_line():
+    kg = KnowledgeGraph.from_triples(
+        [("Heat", "film.film.starring", "m.0abc12"), ("m.0abc12", "film.performance.actor", "Al Pacino")]
+    )
+    heat, cvt, pacino = (kg.entity_id(n) for n in ("Heat", "m.0abc12", "Al Pacino"))
+    starring, actor = kg.relation_id("film.film.starring"), kg.relation_id("film.performance.actor")
+    r = kg.num_relations
+    assert query_lines(kg, np.array([starring, actor]), np.array([heat, cvt, pacino])) == "Heat | starring / actor | ?"
+    back = query_lines(kg, np.array([actor + r, starring + r]), np.array([pacino, cvt, heat]))
+    assert back == "? | starring / actor | Al Pacino"
 
 
 def test_the_pattern_the_llm_reads_the_question_after_moves_first():

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.frag.patterns import PatternReach, paths_to
 from kgrag.methods.frag.synthetic import humanise
@@ -40,17 +41,27 @@ if TYPE_CHECKING:
 PROMPT = "frag_pattern_question"
 
 
-def query_lines(kg: KnowledgeGraph, pattern: np.ndarray, source: int) -> str:
-    """``pattern`` from ``source`` as query lines ``subject | relation | object`` in the KG's own direction, the
-    entities between as ``x1, x2, …`` and the end as ``?``; relation ids read as words (:func:`humanise`)."""
+def query_lines(kg: KnowledgeGraph, pattern: np.ndarray, nodes: np.ndarray) -> str:
+    """``pattern`` along one walk of it (``nodes``, the topic first) as query lines ``subject | relation |
+    object`` in the KG's own direction, the entities between as ``x1, x2, …`` and the end as ``?``; relation ids
+    read as words (:func:`humanise`). Two hops the same way through an unnamed node (a Freebase CVT: ``film →
+    starring → (performance) → actor → person``) are one fact, one line (``starring / actor``), as the alignment
+    reads them."""
     r = kg.num_relations
-    hops = [int(p) for p in pattern if p >= 0]
-    names = [kg.entities[source], *(f"x{i + 1}" for i in range(len(hops) - 1)), "?"]
+    unnamed = unnamed_entities(kg)
+    steps = [(humanise(kg.relations[p % r]).words, p >= r) for p in pattern if p >= 0]
+    merged: list[tuple[str, bool]] = []
+    for i, (words, backwards) in enumerate(steps):
+        if i and unnamed[int(nodes[i])] and merged[-1][1] == backwards and "/" not in merged[-1][0]:
+            before, after = (words, merged[-1][0]) if backwards else (merged[-1][0], words)
+            merged[-1] = (f"{before} / {after}", backwards)
+        else:
+            merged.append((words, backwards))
+    names = [kg.entities[int(nodes[0])], *(f"x{i + 1}" for i in range(len(merged) - 1)), "?"]
     lines = []
-    for i, p in enumerate(hops):
-        words = humanise(kg.relations[p % r]).words
+    for i, (words, backwards) in enumerate(merged):
         a, b = names[i], names[i + 1]
-        lines.append(f"{a} | {words} | {b}" if p < r else f"{b} | {words} | {a}")
+        lines.append(f"{b} | {words} | {a}" if backwards else f"{a} | {words} | {b}")
     return "\n".join(lines)
 
 
@@ -70,15 +81,16 @@ def question_fit(
     module doc), and a record per scored pattern for the trace. Unchanged when the backend cannot score text,
     or fewer than two patterns can be written from a topic."""
     order = np.argsort(-scores, kind="stable")
+    unnamed = unnamed_entities(kg)
     chosen, queries = [], []
     for idx in order[: 4 * k]:  # a pattern whose every walk turns back has no query: look a little further
         ends = reach.endpoints(int(idx))
-        ends = ends[~np.isin(ends, topics)][:5]
+        ends = ends[~np.isin(ends, topics) & ~unnamed[ends]][:5]  # unnamed nodes are never answers
         walked = paths_to(kg, topics, reach.patterns[idx], ends, **walk_limits) if len(ends) else None
         if walked is None or not len(walked):
             continue
         chosen.append(int(idx))
-        queries.append(query_lines(kg, reach.patterns[idx], int(walked.nodes[0, 0])))
+        queries.append(query_lines(kg, reach.patterns[idx], walked.nodes[0]))
         if len(chosen) == k:
             break
     if len(chosen) < 2:
