@@ -332,7 +332,10 @@ class LlamaCppLLM(LLM):
                 size = len(head) + len(answer)
                 if size > self.n_ctx:
                     raise LLMError(f"{self.model_id}: {size} tokens exceed the context window of {self.n_ctx}")
-                logprob, start = _reply_logprob(llama, head, answer)
+                try:
+                    logprob, start = _reply_logprob(llama, head, answer)
+                except RuntimeError as exc:  # llama.cpp refused the batch (out of KV slots, ...)
+                    raise LLMError(f"{self.model_id}: cannot score: {exc}") from exc
                 kept = min(kept, start)
                 out.append((logprob, size, size - start))
             # what scoring decoded goes again: a later generation reuses only what generations decoded, so its
