@@ -11,7 +11,7 @@ badly (DESIGN: it picks the first or last line), and asked to *write* a relation
 Here it does neither: each of the ``k`` best patterns is written as a query with variables, the entity asked
 for marked ``?``::
 
-    Quentin Tarantino | director of | x1        (a reversed hop reads as the relation "of")
+    x1 | director | Quentin Tarantino        (each fact in the KG's own direction)
     x1 | genre | ?
 
 and the model scores the user's question as the reply to "write the question asking for ?" — the question's
