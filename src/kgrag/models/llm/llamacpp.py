@@ -14,6 +14,7 @@ KV states keyed by token prefix (:func:`_keep_prefix_states`) restores the longe
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import threading
 from concurrent.futures import Future
@@ -309,7 +310,10 @@ class LlamaCppLLM(LLM):
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
 
-    def _score_reply(self, chats: list[Messages], reply: str) -> list[tuple[float, int, int]] | None:
+    @functools.cached_property
+    def _chat_formatter(self) -> Any:
+        """The model's own chat template (GGUF metadata) as a formatter, compiled once: the prompt text a chat
+        becomes, which :meth:`_score_reply` needs as tokens; None when the file carries no template."""
         llama = self._llama
         template = (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template")
         if not template:
@@ -317,11 +321,16 @@ class LlamaCppLLM(LLM):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         eos, bos = llama.token_eos(), llama.token_bos()
-        formatter = Jinja2ChatFormatter(
+        return Jinja2ChatFormatter(
             template=template,
             eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
             bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
         )
+
+    def _score_reply(self, chats: list[Messages], reply: str) -> list[tuple[float, int, int]] | None:
+        llama, formatter = self._llama, self._chat_formatter
+        if formatter is None:
+            return None
         answer = llama.tokenize(reply.encode("utf-8"), add_bos=False, special=False)
         out = []
         with self._lock:
@@ -352,16 +361,12 @@ def _reply_logprob(llama: Any, head: list[int], answer: list[int]) -> tuple[floa
     positions that predict ``answer``'s tokens only. Leaves the KV cache holding ``head + answer`` and the
     ``Llama`` object's token record saying so. Returns the log-probability and the first position decoded."""
     import numpy as np
+    from scipy.special import log_softmax
 
     if not answer:
         return 0.0, llama.n_tokens
     ids = head + answer
-    held = llama.input_ids[: llama.n_tokens]
-    common = 0
-    for a, b in zip(held, ids):
-        if a != b:
-            break
-        common += 1
+    common = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens], ids)
     first = len(head) - 1  # the position whose logits predict answer[0]
     start = min(common, first)
     llama._ctx.kv_cache_seq_rm(-1, start, -1)
@@ -386,7 +391,5 @@ def _reply_logprob(llama: Any, head: list[int], answer: list[int]) -> tuple[floa
             if first <= i + j < len(ids) - 1:
                 rows.append(np.ctypeslib.as_array(llama._ctx.get_logits_ith(j), shape=(n_vocab,)).astype(np.float64))
     llama._requires_eval = True  # the sampler has not seen these logits: decode again before sampling
-    logits = np.stack(rows)
-    top = logits.max(axis=1)
-    lse = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
-    return float((logits[np.arange(len(answer)), answer] - lse).sum()), start
+    logprobs = log_softmax(np.stack(rows), axis=1)
+    return float(logprobs[np.arange(len(answer)), answer].sum()), start
