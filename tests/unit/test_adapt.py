@@ -18,7 +18,8 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.store import check_replaceable, load_kg, save_kg
 from kgrag.methods import get as get_method
 from kgrag.methods.frag import adapt as adapt_module
-from kgrag.methods.frag.adapt import adapt, adapted_models
+from kgrag.methods.frag.adapt import adapt
+from kgrag.methods.frag.adapted import adapted_models
 from kgrag.methods.frag.phrasing import read_paraphrases, read_relation_description
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
 from kgrag.methods.frag.sampling import AdaptError, AdaptSettings, SyntheticQuestion, sample_questions
@@ -273,7 +274,7 @@ class _PhrasingLLM(LLM):
 def test_the_zero_shot_scorer_reads_what_the_llm_wrote_for_each_relation(store):
     """`kgrag adapt --describe` keeps the LLM's phrasings in adapt.json; with ``relation_phrasings`` frag's
     zero-shot scorer adds them to the relation's words, so "act in" comes nearer ``cast member``, only on this KG."""
-    from kgrag.methods.frag.adapt import adapted_phrasings
+    from kgrag.methods.frag.adapted import adapted_phrasings
     from kgrag.methods.frag.alignment import relation_phrase_vectors
     from kgrag.models.embeddings import load_embedder
 
@@ -292,3 +293,55 @@ def test_the_zero_shot_scorer_reads_what_the_llm_wrote_for_each_relation(store):
     span = embedder.encode(["act in"])[0]
     before, after = (relation_phrase_vectors(kg, embedder, m.relation_text)[cast] @ span for m in (without, with_llm))
     assert after > before
+
+
+class _Reader(LLM):
+    """Scores the question after a query by how many of the query's relation words it repeats (synthetic
+    questions name their relations), or cannot score at all (``mute``, as an OpenAI-compatible endpoint)."""
+
+    model_id = "reader"
+
+    def __init__(self, mute: bool = False) -> None:
+        super().__init__()
+        self.mute = mute
+
+    def _generate(self, messages, params):
+        return Generation("")
+
+    def _score_reply(self, chats, reply):
+        if self.mute:
+            return None
+        words = set(re.findall(r"[a-z]+", reply.lower()))
+        out = []
+        for chat in chats:
+            query = chat[-1]["content"].split("Query:")[-1]
+            relations = re.findall(r"\| ([a-z ]+) \|", query)
+            out.append((float(sum(w in words for r in relations for w in r.split()) - len(relations)), 20, 10))
+        return out
+
+
+FIT = {"questions": 360, "max_answers": 25, "calibration": 30, "keep_margin": 1.0, "fit_questions": 12}
+
+
+def test_adapt_turns_question_fit_on_for_frag_on_this_kg_when_its_check_passes(store):
+    kg = load_kg(store)
+    record = adapt(kg, AdaptSettings(**FIT, fit_margin=-1.0), llm=_Reader())  # a negative margin always keeps it
+    assert record["calibration"]["kept"] == "zero-shot"  # the check runs for zero-shot frag only
+    check = record["question_fit_check"]
+    assert check["questions"] == 12 and check["kept"] and record["frag_settings"] == {"question_fit": 5}
+    assert set(check["best_pattern_reaches_an_answer"]) == {"alignment", "question_fit"}
+    frag = get_method("frag")(kg)
+    assert frag.config.question_fit == 5 and frag.adapted == {"question_fit": 5}
+    assert get_method("frag")(kg, question_fit=0).config.question_fit == 0  # what the caller sets wins
+    other = KnowledgeGraph.from_triples(_film_triples(seed=1))  # not this store's KG
+    assert get_method("frag")(other).config.question_fit == 0
+
+
+def test_a_backend_that_cannot_score_leaves_frag_as_it_was(store):
+    kg = load_kg(store)
+    record = adapt(kg, AdaptSettings(**FIT), llm=_Reader(mute=True))
+    check = record["question_fit_check"]
+    assert check["gains"] == check["losses"] == 0 and not check["kept"] and record["frag_settings"] == {}
+    assert get_method("frag")(kg).config.question_fit == 0
+    with pytest.raises(AdaptError, match="need an LLM"):
+        adapt(kg, AdaptSettings(**FIT))

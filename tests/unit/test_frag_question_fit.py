@@ -150,3 +150,13 @@ def test_frag_answers_from_the_pattern_the_question_fits_and_says_so_in_the_trac
     off = get_method("frag")(kg, question_fit=0, **common).answer(question, ["Michael Mann"])
     unfitted = next(s for s in off.trace if s.name == "rank_paths").outputs
     assert "question_fit" not in unfitted and unfitted["patterns"][0]["pattern"] == "written_by_inv>release_year"
+
+
+def test_auto_grounding_orders_by_the_ranking_the_llm_re_read():
+    from kgrag.methods.frag.grounding import resolve
+
+    assert resolve("auto", trained=True, refit=False, kind="entities") == "pattern"
+    assert resolve("auto", trained=False, refit=True, kind="entities") == "score"
+    assert resolve("auto", trained=False, refit=False, kind="entities") == "none"
+    assert resolve("auto", trained=False, refit=False, kind="count") == "pattern"
+    assert resolve("score", trained=False, refit=True, kind="yes_no") == "none"

@@ -10,6 +10,30 @@ import typer
 
 from kgrag.cli.common import JsonOpt, KGDir, LLMOpt, LLMTimeoutOpt, app, console, err_console, load_store, print_json
 
+_Calibration = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Fresh synthetic questions (held-out wordings) that bias the router and decide which models are "
+        "kept; 0: keep both as trained.",
+    ),
+]
+_Describe = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Relations (most frequent first) the LLM phrases, one call each; default 40 with --llm, else 0.",
+    ),
+]
+_FitCheck = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Fresh synthetic questions on which the LLM's re-reading of frag's best patterns (question_fit) "
+        "must help for frag to use it on this KG, one scoring call each; default 60 with --llm, else 0.",
+    ),
+]
+
 
 class _Bars:
     """One rich progress bar per stage of :func:`kgrag.methods.frag.adapt.adapt`."""
@@ -58,24 +82,12 @@ def adapt(
     max_answers: Annotated[
         int, typer.Option(min=1, help="Skip a pattern that reaches more entities than this from its start.")
     ] = 20,
-    calibration: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Fresh synthetic questions (held-out wordings) that bias the router and decide which models are "
-            "kept; 0: keep both as trained.",
-        ),
-    ] = 300,
-    describe: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help="Relations (most frequent first) the LLM phrases, one call each; default 40 with --llm, else 0.",
-        ),
-    ] = None,
+    calibration: _Calibration = 300,
+    describe: _Describe = None,
     paraphrases: Annotated[
         int, typer.Option(min=0, help="Template questions the LLM rewords, one call each (default none).")
     ] = 0,
+    fit_check: _FitCheck = None,
     llm: LLMOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
@@ -91,6 +103,7 @@ def adapt(
     from kgrag.methods.frag.sampling import AdaptSettings
 
     n_describe = describe if describe is not None else (40 if llm else 0)
+    n_fit = fit_check if fit_check is not None else (60 if llm else 0)
     settings = AdaptSettings(
         questions=questions,
         seed=seed,
@@ -98,10 +111,11 @@ def adapt(
         calibration=calibration,
         describe=n_describe,
         paraphrases=paraphrases,
+        fit_questions=n_fit,
     )
     kg = load_store(kg_dir)
     model = None
-    if n_describe or paraphrases:
+    if n_describe or paraphrases or n_fit:
         with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
             model = open_llm(llm, cache=cache, timeout=llm_timeout)
     record = _run_with_bars(kg, settings, model, quiet=as_json)
@@ -139,6 +153,15 @@ def _report(record: dict[str, Any], target: Path) -> None:
         console.print(
             f"  answer recall on {calibration['questions']} held-out synthetic questions: {recall} → kept: "
             f"{calibration['kept']}"
+        )
+    check = record.get("question_fit_check")
+    if check:
+        best = check["best_pattern_reaches_an_answer"]
+        console.print(
+            f"{'[green]✓[/green]' if check['kept'] else '[yellow]–[/yellow]'} question_fit: the best pattern reaches "
+            f"an answer for {best['alignment']:.2f} → {best['question_fit']:.2f} of {check['questions']} held-out "
+            "synthetic questions; "
+            + ("frag re-reads its best patterns with the LLM on this KG" if check["kept"] else "not used (no gain)")
         )
     if kept:
         console.print(f"  → {target}  ({seconds['total']:.0f} s); frag uses its {' and '.join(kept)} on this KG")

@@ -30,6 +30,7 @@ import numpy as np
 
 from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest_paths
 from kgrag.graph.identifiers import unnamed_entities
+from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.answers import by_path_score, follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
 from kgrag.methods.answer_kind import kind_on
 from kgrag.methods.base import (
@@ -41,6 +42,7 @@ from kgrag.methods.base import (
     use_grammar,
 )
 from kgrag.methods.confidence import artefact_key, fitted
+from kgrag.methods.frag.adapted import adapted_models, adapted_phrasings, adapted_settings
 from kgrag.methods.frag.alignment import (
     AlignmentCosts,
     RelationText,
@@ -49,6 +51,7 @@ from kgrag.methods.frag.alignment import (
     mean_pattern_scores,
 )
 from kgrag.methods.frag.config import FragConfig
+from kgrag.methods.frag.grounding import refitted, resolve
 from kgrag.methods.frag.patterns import (
     PatternReach,
     extends_better,
@@ -62,6 +65,7 @@ from kgrag.methods.frag.question_fit import fit_patterns
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, TextClassifier, mask_topics
 from kgrag.methods.frag.subgraph import ppr_pruned_subgraph
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
+from kgrag.models.llm.base import LLM
 from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, compact_paths_text
 from kgrag.retrieval.paths import paths_as_evidence, pattern_vectors, rank_paths, subset
 from kgrag.retrieval.triples import facts_text, kg_vectors
@@ -75,6 +79,11 @@ class Frag(Method):
     name = "frag"
     Config = FragConfig
     config: FragConfig
+
+    def __init__(self, kg: KnowledgeGraph, llm: LLM | None = None, embedder: Any = None, **config: Any) -> None:
+        super().__init__(kg, llm, embedder, **config)
+        self.adapted = adapted_settings(kg, unless_set=self.config.model_fields_set)  # `kgrag adapt` chose them
+        self.config = self.validated({**self.config.model_dump(exclude_unset=True), **self.adapted})
 
     @cached_property
     def router(self) -> HopRouter | None:
@@ -90,8 +99,6 @@ class Frag(Method):
             return None
         if setting != "auto":
             return cls.load(setting)
-        from kgrag.methods.frag.adapt import adapted_models  # training code: loaded only to find its output
-
         router, patterns = adapted_models(self.kg)  # None when absent, stale or edited since `kgrag adapt`
         adapted = router if cls is HopRouter else patterns
         for candidate in ([adapted] if adapted is not None else []) + ["builtin"]:
@@ -152,8 +159,6 @@ class Frag(Method):
         cfg = self.config
         phrasings: tuple[tuple[str, ...], ...] = ()
         if cfg.relation_phrasings and cfg.phrasing_weight:
-            from kgrag.methods.frag.adapt import adapted_phrasings  # training code: loaded only to find its output
-
             written = adapted_phrasings(self.kg)
             if written:
                 phrasings = tuple(written.get(r, ()) for r in range(self.kg.num_relations))
@@ -384,6 +389,7 @@ class Frag(Method):
             step.outputs.update({"hops": hops, "kind": "simple" if simple else "complex"})
             step.outputs["router"] = "fixed" if cfg.hops else self._provenance(router)
             step.outputs["pattern_scorer"] = self._provenance(self.pattern_classifier)
+            step.outputs.update({"adapted_settings": self.adapted} if self.adapted else {})
         routed = router is not None or cfg.hops is not None
         with trace.step("rank_relations") as step:
             relations = self._relations(question, sims, topics, hops, routed)
@@ -428,13 +434,9 @@ class Frag(Method):
             )
             answers = name_unnamed_answers(answers, [ev.entities for ev in evidence], topics)
             ranked = [(ev.entities, ev.relations) for ev in (full or evidence)]
-            grounding = self.config.grounding
-            if grounding == "auto":
-                grounding = "pattern" if self.pattern_classifier is not None else "none"
             kind = kind_on(self.kg, question)
-            if grounding == "none" and kind == "count":  # what is counted: the best pattern's ends
-                grounding = "pattern"
-            grounding = "none" if kind == "yes_no" else grounding  # "yes" and "no" end no path
+            trained = self.pattern_classifier is not None
+            grounding = resolve(self.config.grounding, trained=trained, refit=refitted(trace), kind=kind)
             step.outputs["grounding"] = grounding
             if grounding == "pattern":
                 answers = keep_to_best_pattern(

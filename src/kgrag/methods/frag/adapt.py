@@ -14,18 +14,20 @@ says which relation patterns exist and where they lead, so questions with known 
 4. **Calibrate** on fresh questions worded with templates held out of training
    (:mod:`kgrag.methods.frag.calibration`): bias the router towards more hops, and keep a model only when
    frag with it beats frag's zero-shot pipeline.
+5. **Check question_fit** (with an LLM that scores text, zero-shot frag only): on more fresh questions, does
+   the LLM's re-reading of frag's best patterns put one that reaches the answers first more often? If so,
+   frag uses it on this KG (:mod:`kgrag.methods.frag.fit_check`).
 
 What is kept goes to ``KGDIR/adapted/`` with the KG's checksum, so frag picks it up on this KG and nowhere
 else. The directory is built under a temporary name and renamed into place
 (:func:`kgrag.graph.store.replace_derived`), so an interrupted run leaves the previous models as they were.
-``adapt.json`` records the settings, counts, accuracies, calibration, timings and the sha256 of every file
-written; :func:`adapted_models` checks them.
+``adapt.json`` records the settings, counts, accuracies, calibration, the settings chosen for frag, timings
+and the sha256 of every file written; :mod:`kgrag.methods.frag.adapted` reads them back and checks them.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 import tempfile
 import time
@@ -38,7 +40,9 @@ import numpy as np
 from kgrag import __version__
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.store import digest_files, replace_derived
+from kgrag.methods.frag.adapted import PATTERNS_FILE, ROUTER_FILE, SETTINGS_KEY, SUMMARY_FILE
 from kgrag.methods.frag.calibration import calibrate
+from kgrag.methods.frag.fit_check import PATTERNS, check_question_fit
 from kgrag.methods.frag.phrasing import describe_relations, paraphrase_questions, relation_lexicons
 from kgrag.methods.frag.router import ADAPTED_DIR
 from kgrag.methods.frag.sampling import (
@@ -54,14 +58,8 @@ from kgrag.methods.frag.synthetic import RelationLexicon
 from kgrag.methods.frag.training import train
 from kgrag.models.llm.base import LLM
 
-ROUTER_FILE = "frag_router.npz"
-PATTERNS_FILE = "frag_patterns.npz"
-SUMMARY_FILE = "adapt.json"  # written last: its presence marks a finished directory
-PHRASING_PARTS = ("ask_object", "ask_subject", "object_phrase", "subject_phrase")  # in adapt.json, per relation
 QUESTIONS_FILE = "questions.jsonl"  # the synthetic questions, for inspection or reuse with `kgrag frag-train`
 FORMAT = "kgrag-adapt-v1"
-
-log = logging.getLogger("kgrag.adapt")
 
 
 def adapted_dir(kg: KnowledgeGraph) -> Path:
@@ -69,62 +67,6 @@ def adapted_dir(kg: KnowledgeGraph) -> Path:
     if kg.store_path is None:
         raise AdaptError("adaptation needs a KG loaded from a store directory (made by `kgrag ingest`)")
     return kg.store_path / ADAPTED_DIR
-
-
-def adapted_models(kg: KnowledgeGraph) -> tuple[Path | None, Path | None]:
-    """Paths of the router and pattern scorer `kgrag adapt` kept for ``kg``, each None when absent.
-
-    Both are None when the adaptation is not valid for ``kg`` (:func:`_record_of`).
-
-    >>> router, patterns = adapted_models(load_kg("my-kg"))  # doctest: +SKIP
-    """
-    if _record_of(kg) is None:
-        return None, None
-    target = kg.store_path / ADAPTED_DIR  # type: ignore[operator]
-    router, patterns = target / ROUTER_FILE, target / PATTERNS_FILE
-    return (router if router.is_file() else None), (patterns if patterns.is_file() else None)
-
-
-def adapted_phrasings(kg: KnowledgeGraph) -> dict[int, tuple[str, ...]]:
-    """What the LLM wrote for each relation during `kgrag adapt --describe` (questions and phrases, the fact's
-    name as ``{x}``), by relation id; empty when there is no valid adaptation for ``kg`` or it phrased nothing.
-    The zero-shot pattern scorer reads them as more words for the relation, whether or not adapt kept a model."""
-    record = _record_of(kg)
-    phrasings = record.get("relation_phrasings") if record else None
-    if not isinstance(phrasings, dict):
-        return {}
-    index = {name: i for i, name in enumerate(kg.relations)}
-    out: dict[int, tuple[str, ...]] = {}
-    for name, parts in phrasings.items():
-        if name in index and isinstance(parts, dict):
-            lines = [x for key in PHRASING_PARTS for x in parts.get(key) or () if isinstance(x, str)]
-            if lines:
-                out[index[name]] = tuple(lines)
-    return out
-
-
-def _record_of(kg: KnowledgeGraph) -> dict[str, Any] | None:
-    """``adapt.json`` of ``kg``'s adaptation, or None when absent, made for another version of the KG, or when
-    a file differs from the digest it records (edited or damaged after it was written: the store's manifest
-    cannot cover files written later). A mismatch is logged (logger ``kgrag.adapt``), as derived data that
-    must be rebuilt; ``kgrag adapt`` rebuilds it."""
-    if kg.store_path is None or kg.checksum is None:
-        return None
-    target = kg.store_path / ADAPTED_DIR
-    try:
-        record = json.loads((target / SUMMARY_FILE).read_text("utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log.warning("%s: unreadable (%s); run `kgrag adapt` again", target / SUMMARY_FILE, exc)
-        return None
-    if not isinstance(record, dict) or record.get("kg_checksum") != kg.checksum:
-        log.warning("%s: made for another version of this KG; run `kgrag adapt` again", target)
-        return None
-    if record.get("files") != digest_files(target, exclude=frozenset({SUMMARY_FILE})):
-        log.warning("%s: files differ from those `kgrag adapt` wrote; run `kgrag adapt` again", target)
-        return None
-    return record
 
 
 def _questions(
@@ -254,7 +196,9 @@ def _record(
         "kg_checksum": kg.checksum,
         "questions_source": source,
         "settings": {**asdict(settings), "hop_mix": list(settings.hop_mix)},  # as JSON reads it back
-        "llm": llm.model_id if llm is not None and (settings.paraphrases or settings.describe) else None,
+        "llm": llm.model_id
+        if llm is not None and (settings.paraphrases or settings.describe or settings.fit_questions)
+        else None,
         "counts": counts,
         "router": summary.get("router"),
         "patterns": summary.get("patterns"),
@@ -283,8 +227,8 @@ def adapt(
     settings = settings or AdaptSettings()
     if settings.questions < 3 * settings.max_hops:
         raise AdaptError(f"--questions must be at least {3 * settings.max_hops}")
-    if (settings.paraphrases or settings.describe) and llm is None:
-        raise AdaptError("phrasing relations and paraphrasing questions need an LLM")
+    if (settings.paraphrases or settings.describe or settings.fit_questions) and llm is None:
+        raise AdaptError("phrasing relations, paraphrasing questions and checking question_fit need an LLM")
     progress = progress or Silent()
     target = adapted_dir(kg)
     seconds: dict[str, float] = {}
@@ -304,11 +248,18 @@ def adapt(
             t = time.perf_counter()
             calibration = calibrate(kg, tmp / ROUTER_FILE, tmp / PATTERNS_FILE, lexicons, settings, progress)
             seconds["calibrating"] = time.perf_counter() - t
+        check = None
+        if settings.fit_questions and llm is not None and not (tmp / PATTERNS_FILE).exists():  # zero-shot only
+            t = time.perf_counter()
+            check = check_question_fit(kg, llm, lexicons, settings, progress)
+            seconds["checking_question_fit"] = time.perf_counter() - t
         with open(tmp / QUESTIONS_FILE, "w", encoding="utf-8") as fh:
             for q in questions:
                 fh.write(json.dumps({**q.row(), "pattern": q.pattern, "source": q.source}, ensure_ascii=False) + "\n")
         seconds["total"] = time.perf_counter() - start
         record = _record(kg, settings, llm, counts, source, summary, calibration, seconds, lexicons, tmp, target)
+        record["question_fit_check"] = check
+        record[SETTINGS_KEY] = {"question_fit": PATTERNS} if check and check["kept"] else {}
         (tmp / SUMMARY_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False), "utf-8")
         replace_derived(tmp, target, SUMMARY_FILE)
     except BaseException:

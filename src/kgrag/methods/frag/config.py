@@ -116,14 +116,16 @@ class FragConfig(MethodConfig):
     # answer for 1.00 / 0.69 / 0.81 of questions 21-100 per hop (0.96 / 0.54 / 0.53 without). End to end, paired
     # (first 30 per hop / 15 each / first 100): renamed MetaQA 0.80 / 0.87 / 0.73 -> 0.87 / 0.87 / 0.87 (0.90 /
     # 0.90 / 0.97 with grounding="score"), university / family / catalogue 0.87 / 0.80 / 0.93 -> 0.87 / 0.87 /
-    # 0.93, but the WebQSP proxy 0.70 -> 0.68, so it is off by default (benchmarks/results/frag_question_fit.json)
+    # 0.93, but the WebQSP proxy 0.70 -> 0.68, so it is off by default (benchmarks/results/frag_question_fit.json);
+    # `kgrag adapt --llm` turns it on for a KG where it helps on the KG's own synthetic questions (fit_check.py)
     question_fit: Annotated[int, ClientRange(0, 10)] = 0
     question_fit_weight: Annotated[float, ClientRange(0, 1)] = 0.01
     # how the model's answers are tied to the paths: "pattern" (among the ends of the best path's relation
     # pattern), "paths" (middle nodes move to their paths' ends), "score" (all kept, ordered by the score of
     # the path ending at each), "none" (as the model wrote them, KG names first); "auto": "pattern" when
-    # trained models rank the patterns, else "none" — a zero-shot ranking's best pattern is too often not the
-    # question's (examples/university, 15 q: Hit@1 0.33 with "pattern", 0.73 with "none", the same replies).
+    # trained models rank the patterns, "score" when question_fit re-read the ranking (methods/frag/grounding.py),
+    # else "none" — a zero-shot ranking's best pattern is too often not the question's (examples/university,
+    # 15 q: Hit@1 0.33 with "pattern", 0.73 with "none", the same replies).
     # "score" is not the default either: paired on the same replies, renamed MetaQA first 30 per hop 0.80 / 0.87
     # / 0.73 -> 0.80 / 0.93 / 0.83, but the WebQSP proxy's first 100 0.70 -> 0.67 and family 0.80 -> 0.73
     # (benchmarks/results/frag_answer_order.json)

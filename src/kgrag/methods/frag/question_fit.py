@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from kgrag.methods.frag import Frag
 
 PROMPT = "frag_pattern_question"
+TRACE_KEY = "question_fit"  # the ranking step's output listing the scored patterns (frag/grounding.py reads it)
 
 
 def query_lines(kg: KnowledgeGraph, pattern: np.ndarray, nodes: np.ndarray) -> str:
@@ -132,5 +133,5 @@ def fit_patterns(
         walk_limits=frag._walk_limits,
     )
     if record:
-        outputs["question_fit"] = record
+        outputs[TRACE_KEY] = record
     return fitted

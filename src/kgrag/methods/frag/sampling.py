@@ -61,6 +61,10 @@ class AdaptSettings:
     # (WebQSP: 65 / 35 / 0); a user who asks mostly long questions can say so
     hop_mix: tuple[float, ...] = (0.41, 0.38, 0.21)
     validation: float = 0.2  # share of the synthetic questions held back to report accuracy
+    # with an LLM that scores text: fresh held-out synthetic questions on which question_fit must raise zero-shot
+    # frag's best-pattern accuracy by fit_margin for frag to use it on this KG (methods/frag/fit_check.py)
+    fit_questions: int = 0
+    fit_margin: float = 0.05  # ... by this much (a share of the questions)
     seed: int = 0
 
 
