@@ -130,10 +130,11 @@ class UltragConfig(MethodConfig):
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
     # (benchmarks/results/ultrag_fallback.json)
     fallback: MethodSetting = "frag"
-    # set aside a chain query frag's zero-shot scorer puts > frag's answer_margin below its best pattern (the
-    # fallback answers; methods/ultrag/verify.py). Dev, paired: +3 / -0 over 190 questions of the user-style KGs,
-    # WebQSP proxy and renamed MetaQA, 7 set aside (benchmarks/results/ultrag_verify_query.json)
+    # set aside a chain query frag's zero-shot scorer puts > frag's answer_margin below its best pattern (fallback
+    # answers; ultrag/verify.py; dev, paired: +3 / -0 over 190 q, benchmarks/results/ultrag_verify_query.json);
+    # verify_shorter: also one whose relations are some of frag's best pattern's, which goes further (RESULTS)
     verify_query: bool = True
+    verify_shorter: bool = False
 
 
 @registry.register("ultrag")
@@ -350,7 +351,7 @@ class Ultrag(Method):
         """Why a query that found something is set aside ("" when it is not): see ``verify_query``."""
         if not self.config.verify_query or "frag" not in registry:
             return ""
-        return misread(self._fallback_method("frag"), question, query, execution, trace)
+        return misread(self._fallback_method("frag"), question, query, execution, trace, self.config.verify_shorter)
 
     def _fallback(
         self, question: str, topic_entities: list[str], topic_names: list[str], reason: str, trace: Trace

@@ -9,7 +9,10 @@ FRAG's zero-shot scorer reads the question another way: it aligns each relation 
 its own span of the question (:mod:`kgrag.methods.frag.alignment`), with no LLM. A chain query from one entity
 (``"E" -> r1 -> r2``) is such a pattern. When it scores more than FRAG's ``answer_margin`` below the best
 pattern from the same entity, or FRAG's search does not reach it at all — FRAG's own answer call would not
-read its paths — the query is set aside and the fallback answers instead. Queries with an intersection, and
+read its paths — the query is set aside and the fallback answers instead. So is a query one hop short
+(``verify_shorter``): its relations are some of FRAG's best pattern's, which has more hops ("Who teaches the
+prerequisite of X?" written as ``"X" -> prerequisite`` where FRAG reads ``prerequisite > taught by``); the
+1.5B writer stops short, and the arbitrator then names the middle entity. Queries with an intersection, and
 KGs where FRAG scores patterns with trained models (on another scale), are not checked.
 """
 
@@ -59,6 +62,7 @@ class QueryReading:
     score: float | None  # None: FRAG's search does not reach that pattern at all
     best: str
     best_score: float
+    stops_short: bool = False  # the query's relations are some of the best pattern's, which has more hops
 
     def asks_what_frag_reads(self, margin: float) -> bool:
         return self.score is not None and self.score >= self.best_score - margin
@@ -86,27 +90,39 @@ def read_query(frag: Frag, question: str, query: Query, execution: Execution) ->
     best = int(np.argmax(scores))
     keys = {pattern_key(p): k for k, p in enumerate(reach.patterns)}
     k = keys.get(pattern)
+    best_pattern = pattern_key(reach.patterns[best])
     return QueryReading(
         pattern=pattern_label(kg, pattern),
         score=None if k is None else float(scores[k]),
         best=pattern_label(kg, reach.patterns[best]),
         best_score=float(scores[best]),
+        stops_short=len(pattern) < len(best_pattern) and set(pattern) < set(best_pattern),
     )
 
 
-def misread(frag: object, question: str, query: Query, execution: Execution, trace: Trace) -> str:
+def misread(
+    frag: object, question: str, query: Query, execution: Execution, trace: Trace, stops_short: bool = False
+) -> str:
     """Why the query is set aside ("" when it is not): its pattern scores more than ``frag``'s
-    ``answer_margin`` below frag's best (a ``verify_query`` step on the trace says what was compared)."""
+    ``answer_margin`` below frag's best, or (``stops_short``) follows only some of the relations of frag's
+    best pattern, which goes further (a ``verify_query`` step on the trace says what was compared)."""
     if not isinstance(frag, Frag) or frag.config.answer_margin is None:
         return ""
     margin = frag.config.answer_margin
     with trace.step("verify_query") as step:
         reading = read_query(frag, question, query, execution)
-        agrees = reading is None or reading.asks_what_frag_reads(margin)
+        short = reading is not None and stops_short and reading.stops_short
+        agrees = reading is None or (reading.asks_what_frag_reads(margin) and not short)
         step.outputs.update({"checked": reading is not None, "agrees": agrees})
         if reading is not None:
-            step.outputs.update(reading.as_json())
-    return "" if agrees else "frag's reading of the question does not take the query's relations"
+            step.outputs.update({**reading.as_json(), "stops_short": reading.stops_short})
+    if agrees:
+        return ""
+    return (
+        "frag's best pattern goes further than the query"
+        if short
+        else "frag's reading does not take the query's relations"
+    )
 
 
 __all__ = ["QueryReading", "chain_pattern", "found_anything_new", "misread", "read_query"]
