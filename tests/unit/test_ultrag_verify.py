@@ -77,15 +77,15 @@ def test_frag_scores_patterns_for_another_method_only_where_it_runs_zero_shot(mo
     assert trained.zero_shot_pattern_scores("who directed Heat", heat) is None
 
 
-def test_a_query_one_hop_short_of_frags_best_pattern_is_set_aside_with_verify_shorter(movies_kg, static_embedder):
+def test_a_query_one_hop_short_of_frags_best_pattern_is_set_aside(movies_kg, static_embedder):
     question = "which actors starred in the films directed by Michael Mann"
     query = '"Michael Mann" -> directed_by_inv'
-    kept = _ultrag(movies_kg, query, static_embedder).answer(question)
+    kept = _ultrag(movies_kg, query, static_embedder, verify_shorter=False).answer(question)
     steps = {s.name: s.outputs for s in kept.trace}
-    assert steps["verify_query"]["stops_short"] is True and steps["verify_query"]["agrees"] is True  # off by default
+    assert steps["verify_query"]["stops_short"] is True and steps["verify_query"]["agrees"] is True
     assert steps["verify_query"]["pattern"] == "directed_by_inv"
     assert steps["verify_query"]["best"].startswith("directed_by_inv>")
-    short = _ultrag(movies_kg, query, static_embedder, verify_shorter=True).answer(question)
+    short = _ultrag(movies_kg, query, static_embedder).answer(question)  # on by default
     steps = {s.name: s.outputs for s in short.trace}
     assert steps["verify_query"]["agrees"] is False and "arbitrate" not in steps
     assert steps["fallback"]["method"] == "frag" and "further" in steps["fallback"]["reason"]

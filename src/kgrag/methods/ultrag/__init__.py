@@ -130,11 +130,11 @@ class UltragConfig(MethodConfig):
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
     # (benchmarks/results/ultrag_fallback.json)
     fallback: MethodSetting = "frag"
-    # set aside a chain query frag's zero-shot scorer puts > frag's answer_margin below its best pattern (fallback
-    # answers; ultrag/verify.py; dev, paired: +3 / -0 over 190 q, benchmarks/results/ultrag_verify_query.json);
-    # verify_shorter: also one whose relations are some of frag's best pattern's, which goes further (RESULTS)
+    # set aside a chain query frag's zero-shot scorer puts > answer_margin below its best pattern (ultrag/verify.py;
+    # paired +3 / -0 over 190 dev q); verify_shorter: also one whose relations are some of frag's best pattern's,
+    # which goes further (university +2 / -0, WebQSP proxy +1 / -1, elsewhere none: ultrag_verify_shorter.json)
     verify_query: bool = True
-    verify_shorter: bool = False
+    verify_shorter: bool = True
 
 
 @registry.register("ultrag")
