@@ -19,7 +19,7 @@ from kgrag.graph.store import check_replaceable, load_kg, save_kg
 from kgrag.methods import get as get_method
 from kgrag.methods.frag import adapt as adapt_module
 from kgrag.methods.frag.adapt import adapt
-from kgrag.methods.frag.adapted import adapted_models
+from kgrag.methods.frag.adapted import adapted_models, record_of
 from kgrag.methods.frag.phrasing import read_paraphrases, read_relation_description
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
 from kgrag.methods.frag.sampling import AdaptError, AdaptSettings, SyntheticQuestion, sample_questions
@@ -137,27 +137,28 @@ def test_calibration_keeps_only_the_models_that_help(store):
     assert calibration["questions"] == 60
     assert set(calibration["answer_recall"]) == {"zero-shot", "pattern scorer", "router and pattern scorer"}
     assert calibration["kept"] != "zero-shot"  # a negative margin favours the models
-    router, patterns = adapted_models(kg)
+    router, patterns = adapted_models(kg, record_of(kg))
     assert patterns is not None and (router is not None) == (calibration["kept"] == "router and pattern scorer")
     assert (record["router"]["out"] is not None) == (router is not None)
     record = adapt(kg, AdaptSettings(questions=360, max_answers=25, calibration=60, keep_margin=1.0))
-    assert record["calibration"]["kept"] == "zero-shot" and adapted_models(kg) == (None, None)
+    assert record["calibration"]["kept"] == "zero-shot" and adapted_models(kg, record_of(kg)) == (None, None)
     assert record["router"]["out"] is None and record["patterns"]["out"] is None
     assert sorted(p.name for p in (store / "adapted").iterdir()) == ["adapt.json", "questions.jsonl"]
 
 
 def test_adapted_models_are_found_only_for_this_kg_and_intact(store, caplog):
     kg = load_kg(store)
-    assert adapted_models(kg) == (None, None)
+    assert adapted_models(kg, record_of(kg)) == (None, None)
     adapt(kg, SMALL)
-    router, patterns = adapted_models(kg)
+    router, patterns = adapted_models(kg, record_of(kg))
     assert router == store / "adapted" / "frag_router.npz" and patterns == store / "adapted" / "frag_patterns.npz"
-    assert adapted_models(KnowledgeGraph.from_triples(_film_triples())) == (None, None)  # not from a store
+    other = KnowledgeGraph.from_triples(_film_triples())  # not from a store
+    assert record_of(other) is None and adapted_models(other, record_of(other)) == (None, None)
     frag = get_method("frag")(kg)
     assert frag.router is not None and frag.router.trained_for(kg.checksum)  # frag's `auto` takes them
     with open(router, "ab") as fh:
         fh.write(b"edited")
-    assert adapted_models(kg) == (None, None) and "differ" in caplog.text
+    assert adapted_models(kg, record_of(kg)) == (None, None) and "differ" in caplog.text
     frag = get_method("frag")(kg)
     assert frag.router is None and frag.pattern_classifier is None  # nor does frag: zero-shot instead
 
@@ -274,18 +275,19 @@ class _PhrasingLLM(LLM):
 def test_the_zero_shot_scorer_reads_what_the_llm_wrote_for_each_relation(store):
     """`kgrag adapt --describe` keeps the LLM's phrasings in adapt.json; with ``relation_phrasings`` frag's
     zero-shot scorer adds them to the relation's words, so "act in" comes nearer ``cast member``, only on this KG."""
-    from kgrag.methods.frag.adapted import adapted_phrasings
+    from kgrag.methods.frag.adapted import adapted_phrasings, record_of
     from kgrag.methods.frag.alignment import relation_phrase_vectors
     from kgrag.models.embeddings import load_embedder
 
     kg = load_kg(store)
-    assert adapted_phrasings(kg) == {}
+    assert adapted_phrasings(kg, record_of(kg)) == {}
     adapt(kg, AdaptSettings(questions=360, max_answers=25, calibration=0, describe=4), llm=_PhrasingLLM())
     kg = load_kg(store)
     cast = kg.relations.index("cast member")
-    phrasings = adapted_phrasings(kg)
+    phrasings = adapted_phrasings(kg, record_of(kg))
     assert list(phrasings) == [cast] and phrasings[cast][0] == "which films did {x} act in"
-    assert adapted_phrasings(KnowledgeGraph.from_triples(_film_triples())) == {}  # not this KG's store
+    other = KnowledgeGraph.from_triples(_film_triples())  # not this KG's store
+    assert adapted_phrasings(other, record_of(other)) == {}
     embedder = load_embedder("static")
     with_llm = get_method("frag")(kg, embedder=embedder, patterns="none", router="none", relation_phrasings=True)
     without = get_method("frag")(kg, embedder=embedder, patterns="none", router="none")  # the default: off

@@ -42,7 +42,7 @@ from kgrag.methods.base import (
     use_grammar,
 )
 from kgrag.methods.confidence import artefact_key, fitted
-from kgrag.methods.frag.adapted import adapted_models, adapted_phrasings, adapted_settings
+from kgrag.methods.frag.adapted import adapted_models, adapted_phrasings, adapted_settings, record_of
 from kgrag.methods.frag.alignment import (
     AlignmentCosts,
     RelationText,
@@ -82,7 +82,8 @@ class Frag(Method):
 
     def __init__(self, kg: KnowledgeGraph, llm: LLM | None = None, embedder: Any = None, **config: Any) -> None:
         super().__init__(kg, llm, embedder, **config)
-        self.adapted = adapted_settings(kg, unless_set=self.config.model_fields_set)  # `kgrag adapt` chose them
+        self.adaptation = record_of(kg)  # what `kgrag adapt` left for this KG, read and checked once
+        self.adapted = adapted_settings(self.adaptation, unless_set=self.config.model_fields_set)
         self.config = self.validated({**self.config.model_dump(exclude_unset=True), **self.adapted})
 
     @cached_property
@@ -99,8 +100,7 @@ class Frag(Method):
             return None
         if setting != "auto":
             return cls.load(setting)
-        router, patterns = adapted_models(self.kg)  # None when absent, stale or edited since `kgrag adapt`
-        adapted = router if cls is HopRouter else patterns
+        adapted = adapted_models(self.kg, self.adaptation)[0 if cls is HopRouter else 1]  # None: absent or stale
         for candidate in ([adapted] if adapted is not None else []) + ["builtin"]:
             model = cls.load(candidate)
             if model.trained_for(self.kg.checksum):
@@ -159,7 +159,7 @@ class Frag(Method):
         cfg = self.config
         phrasings: tuple[tuple[str, ...], ...] = ()
         if cfg.relation_phrasings and cfg.phrasing_weight:
-            written = adapted_phrasings(self.kg)
+            written = adapted_phrasings(self.kg, self.adaptation)
             if written:
                 phrasings = tuple(written.get(r, ()) for r in range(self.kg.num_relations))
         return RelationText(cfg.relation_examples, cfg.relation_example_weight, phrasings, cfg.phrasing_weight)

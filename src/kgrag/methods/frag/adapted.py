@@ -26,25 +26,27 @@ SETTINGS_KEY = "frag_settings"  # in adapt.json: settings frag takes on this KG 
 log = logging.getLogger("kgrag.adapt")
 
 
-def adapted_models(kg: KnowledgeGraph) -> tuple[Path | None, Path | None]:
+def adapted_models(kg: KnowledgeGraph, record: dict[str, Any] | None) -> tuple[Path | None, Path | None]:
     """Paths of the router and pattern scorer `kgrag adapt` kept for ``kg``, each None when absent.
 
-    Both are None when the adaptation is not valid for ``kg`` (:func:`record_of`).
+    ``record`` is ``kg``'s :func:`record_of` (read once by the caller, which may need all three readings);
+    both are None when it is None (no valid adaptation for ``kg``).
 
-    >>> router, patterns = adapted_models(load_kg("my-kg"))  # doctest: +SKIP
+    >>> kg = load_kg("my-kg")  # doctest: +SKIP
+    >>> router, patterns = adapted_models(kg, record_of(kg))  # doctest: +SKIP
     """
-    if record_of(kg) is None:
+    if record is None:
         return None, None
     target = kg.store_path / ADAPTED_DIR  # type: ignore[operator]
     router, patterns = target / ROUTER_FILE, target / PATTERNS_FILE
     return (router if router.is_file() else None), (patterns if patterns.is_file() else None)
 
 
-def adapted_phrasings(kg: KnowledgeGraph) -> dict[int, tuple[str, ...]]:
+def adapted_phrasings(kg: KnowledgeGraph, record: dict[str, Any] | None) -> dict[int, tuple[str, ...]]:
     """What the LLM wrote for each relation during `kgrag adapt --describe` (questions and phrases, the fact's
-    name as ``{x}``), by relation id; empty when there is no valid adaptation for ``kg`` or it phrased nothing.
-    The zero-shot pattern scorer reads them as more words for the relation, whether or not adapt kept a model."""
-    record = record_of(kg)
+    name as ``{x}``), by relation id, from ``kg``'s :func:`record_of`; empty when there is no valid adaptation
+    for ``kg`` or it phrased nothing. The zero-shot pattern scorer reads them as more words for the relation,
+    whether or not adapt kept a model."""
     phrasings = record.get("relation_phrasings") if record else None
     if not isinstance(phrasings, dict):
         return {}
@@ -58,11 +60,10 @@ def adapted_phrasings(kg: KnowledgeGraph) -> dict[int, tuple[str, ...]]:
     return out
 
 
-def adapted_settings(kg: KnowledgeGraph, unless_set: Collection[str] = ()) -> dict[str, Any]:
-    """frag settings `kgrag adapt` chose for ``kg`` (``question_fit`` when its check passed:
-    :mod:`kgrag.methods.frag.fit_check`), except those in ``unless_set`` (what the caller set itself); empty
-    when it chose none or there is no valid adaptation for ``kg``."""
-    record = record_of(kg)
+def adapted_settings(record: dict[str, Any] | None, unless_set: Collection[str] = ()) -> dict[str, Any]:
+    """frag settings `kgrag adapt` chose for a KG (``question_fit`` when its check passed:
+    :mod:`kgrag.methods.frag.fit_check`), from its :func:`record_of`, except those in ``unless_set`` (what
+    the caller set itself); empty when it chose none or there is no valid adaptation."""
     chosen = record.get(SETTINGS_KEY) if record else None
     return {k: v for k, v in chosen.items() if k not in unless_set} if isinstance(chosen, dict) else {}
 
