@@ -23,7 +23,7 @@ import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.frag.patterns import PatternReach
-from kgrag.methods.frag.question_fit import question_fit
+from kgrag.methods.frag.question_fit import fit_patterns
 from kgrag.methods.frag.sampling import AdaptSettings, Progress, sample_questions
 from kgrag.methods.frag.synthetic import RelationLexicon
 from kgrag.models.llm.base import LLM
@@ -50,7 +50,6 @@ def check_question_fit(
     fresh = AdaptSettings(**{**asdict(settings), "questions": settings.fit_questions, "seed": settings.seed + 6})
     questions = sample_questions(kg, fresh, lexicons, templates="held-out")
     frag = Frag(kg, llm=llm, router="none", patterns="none", question_fit=PATTERNS)
-    cfg = frag.config
     progress.stage("checking question_fit", len(questions))
     hits = np.zeros((2, len(questions)), dtype=bool)
     for i, q in enumerate(questions):
@@ -60,17 +59,7 @@ def check_question_fit(
         ranked = frag.zero_shot_pattern_scores(text, [topic]) if topic is not None else None
         if ranked is not None:
             reach, scores = ranked
-            fitted, _ = question_fit(
-                kg,
-                llm,
-                text,
-                [topic],
-                reach,
-                scores,
-                k=PATTERNS,
-                weight=cfg.question_fit_weight,
-                walk_limits=frag._walk_limits,
-            )
+            fitted = fit_patterns(frag, text, [topic], reach, scores, {})
             hits[:, i] = _best_reaches(reach, scores, answers), _best_reaches(reach, fitted, answers)
         progress.advance()
     alignment, refit = (float(h.mean()) if len(questions) else 0.0 for h in hits)
