@@ -347,3 +347,51 @@ def test_a_backend_that_cannot_score_leaves_frag_as_it_was(store):
     assert get_method("frag")(kg).config.question_fit == 0
     with pytest.raises(AdaptError, match="need an LLM"):
         adapt(kg, AdaptSettings(**FIT))
+
+
+def _asked(kg: KnowledgeGraph) -> list[tuple[str, list[str]]]:
+    """Questions a user of the film KG asks, in their words, with the topic named (no answers)."""
+    directors = sorted({kg.entities[t] for t, r in zip(kg.tails, kg.rels) if kg.relations[r] == "director"})
+    actors = sorted({kg.entities[t] for t, r in zip(kg.tails, kg.rels) if kg.relations[r] == "cast member"})
+    asked = [(f"what did {d} make, which genre", [d]) for d in directors]
+    return asked + [(f"which cast member films star {a}", [a]) for a in actors]
+
+
+def test_adapt_trains_on_the_questions_users_ask_labelled_by_frag_and_the_llm(store):
+    kg = load_kg(store)
+    asked = _asked(kg)
+    record = adapt(kg, SMALL, llm=_Reader(), asked=asked)
+    counts = record["counts"]
+    assert counts["asked"] == len(asked)
+    assert counts["labelled"] + counts["no_topic"] + counts["no_pattern"] == len(asked)
+    assert counts["labelled"] >= 30 and record["calibration"] is None and record["llm"] == "reader"
+    assert "asked questions" in record["questions_source"] and record["relation_phrasings"] == {}
+    rows = [json.loads(line) for line in (store / "adapted" / "questions.jsonl").open()]
+    assert len(rows) == counts["labelled"] and {r["question"] for r in rows} <= {q for q, _ in asked}
+    by_question = {r["question"]: r["labelled_pattern"] for r in rows}
+    # the reader scores a pattern by the question's words among its relations: "genre" and "director" are asked
+    genre_questions = [by_question[q] for q, _ in asked[:5] if q in by_question]
+    assert genre_questions and all("genre" in pattern for pattern in genre_questions)
+    frag = get_method("frag")(kg)
+    assert frag.pattern_classifier is not None and frag.pattern_classifier.trained_for(kg.checksum)
+    assert "asked questions" in frag.pattern_classifier.provenance["questions"]
+
+
+def test_asked_questions_need_an_llm_and_enough_of_them(store):
+    kg = load_kg(store)
+    with pytest.raises(AdaptError, match="labelling asked questions need an LLM"):
+        adapt(kg, SMALL, asked=_asked(kg))
+    with pytest.raises(AdaptError, match="training needs 30"):
+        adapt(kg, SMALL, llm=_Reader(), asked=_asked(kg)[:10])
+    assert not (store / "adapted").exists()  # nothing half-written
+
+
+def test_adapt_cli_reads_asked_questions_from_a_file(store, tmp_path):
+    questions = tmp_path / "asked.txt"
+    questions.write_text("which films did Director Aa direct\n\n", "utf-8")
+    bad = run_cli("adapt", str(store), "--asked", str(questions), ok=False)
+    assert bad.returncode == 2 and "--asked needs --llm" in bad.stderr
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", "utf-8")
+    bad = run_cli("adapt", str(store), "--asked", str(empty), "--llm", "scripted:tests/fixtures/echo.json", ok=False)
+    assert bad.returncode == 2 and "no questions" in bad.stderr

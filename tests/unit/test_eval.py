@@ -81,6 +81,16 @@ def test_jsonl_reader_and_sampling(tmp_path):
     assert len(select(examples, limit=3)) == 6
 
 
+def test_text_reader_reads_one_question_a_line_without_answers(tmp_path):
+    path = tmp_path / "asked.txt"
+    path.write_text("who directed Heat\n\n  what genre is Alien  \n", "utf-8")
+    first, second = load_dataset(f"text:{path}")
+    assert (first.question, first.answers, first.topic_entities) == ("who directed Heat", [], [])
+    assert second.question == "what genre is Alien" and second.id == "q3"  # ids are line numbers
+    with pytest.raises(KGFormatError, match="no such question file"):
+        load_dataset(f"text:{tmp_path / 'missing.txt'}")
+
+
 class _Flaky(Method):
     """Answers with the topic entity; fails on questions containing 'boom'."""
 

@@ -33,6 +33,14 @@ _FitCheck = Annotated[
         "must help for frag to use it on this KG, one scoring call each; default 60 with --llm, else 0.",
     ),
 ]
+_Asked = Annotated[
+    str | None,
+    typer.Option(
+        help="Questions your users ask, to train on instead of synthetic ones: a file with one question per "
+        "line, or KIND:FILE (jsonl:, metaqa:, webqsp: ...; topic entities are read where given, answers never). "
+        "Needs --llm, which labels each (one scoring call a question).",
+    ),
+]
 
 
 class _Bars:
@@ -58,7 +66,7 @@ class _Bars:
             self.progress.update(self.task, total=done, completed=done)
 
 
-def _run_with_bars(kg: Any, settings: Any, model: Any, *, quiet: bool) -> dict[str, Any]:
+def _run_with_bars(kg: Any, settings: Any, model: Any, asked: Any, *, quiet: bool) -> dict[str, Any]:
     """Run the adaptation with a progress bar per stage on stderr (none with ``quiet``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -67,7 +75,7 @@ def _run_with_bars(kg: Any, settings: Any, model: Any, *, quiet: bool) -> dict[s
     columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, disable=quiet) as progress:
         bars = _Bars(progress)
-        record = run_adapt(kg, settings, llm=model, progress=bars)
+        record = run_adapt(kg, settings, llm=model, progress=bars, asked=asked)
         bars.finish()
     return record
 
@@ -88,6 +96,7 @@ def adapt(
         int, typer.Option(min=0, help="Template questions the LLM rewords, one call each (default none).")
     ] = 0,
     fit_check: _FitCheck = None,
+    asked: _Asked = None,
     llm: LLMOpt = None,
     llm_timeout: LLMTimeoutOpt = None,
     cache: Annotated[Path | None, typer.Option(help="SQLite file caching LLM responses.")] = None,
@@ -97,13 +106,18 @@ def adapt(
 
     Samples relation paths of 1-3 hops and writes a question for each from the relation names (with --llm the
     LLM phrases the relations too), trains both models, keeps those that beat zero-shot frag on held-out
-    questions, and stores them in KG_DIR/adapted/, where frag finds them. A failed run changes nothing.
+    questions, and stores them in KG_DIR/adapted/, where frag finds them. With --asked FILE they are trained on
+    your users' questions instead, each labelled by zero-shot frag and the LLM. A failed run changes nothing.
     """
     from kgrag.cli.common import open_llm
-    from kgrag.methods.frag.sampling import AdaptSettings
+    from kgrag.methods.frag.sampling import AdaptError, AdaptSettings
 
-    n_describe = describe if describe is not None else (40 if llm else 0)
-    n_fit = fit_check if fit_check is not None else (60 if llm else 0)
+    if asked is not None and not llm:
+        raise AdaptError("--asked needs --llm: the LLM labels each asked question")
+    asked_questions = _read_asked(asked) if asked is not None else None
+    synthetic = asked_questions is None
+    n_describe = describe if describe is not None else (40 if llm and synthetic else 0)
+    n_fit = fit_check if fit_check is not None else (60 if llm and synthetic else 0)
     settings = AdaptSettings(
         questions=questions,
         seed=seed,
@@ -115,26 +129,46 @@ def adapt(
     )
     kg = load_store(kg_dir)
     model = None
-    if n_describe or paraphrases or n_fit:
+    if n_describe or paraphrases or n_fit or not synthetic:
         with err_console.status("loading the LLM", spinner="dots") if not as_json else nullcontext():
             model = open_llm(llm, cache=cache, timeout=llm_timeout)
-    record = _run_with_bars(kg, settings, model, quiet=as_json)
+    record = _run_with_bars(kg, settings, model, asked_questions, quiet=as_json)
     if as_json:
         print_json(record)
     else:
         _report(record, Path(kg.store_path or kg_dir) / "adapted")
 
 
+def _read_asked(spec: str) -> list[tuple[str, list[str]]]:
+    """``(question, topic entity names)`` from a question file (module :mod:`kgrag.eval.datasets`; a bare path
+    is one question per line); their answers are dropped here, so nothing downstream can read them."""
+    from kgrag.eval.datasets import datasets, load_dataset
+    from kgrag.methods.frag.sampling import AdaptError
+
+    examples = load_dataset(spec if spec.partition(":")[0] in datasets else f"text:{spec}")
+    if not examples:
+        raise AdaptError(f"{spec}: no questions in the --asked file")
+    return [(ex.question, list(ex.topic_entities)) for ex in examples]
+
+
 def _report(record: dict[str, Any], target: Path) -> None:
     """What was made, trained and kept, in a few lines."""
     counts, seconds = record["counts"], record["seconds"]
-    by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
-    console.print(
-        f"[green]✓[/green] {counts['templates']:,} synthetic questions over {counts['patterns']:,} relation patterns "
-        f"from {counts['start_entities']:,} entities, {counts['relations_phrased_by_llm']} relations phrased by the "
-        f"LLM, {counts['paraphrases']:,} LLM paraphrases, {counts['unseen_word_copies']:,} copies with unknown "
-        f"words: {by_hops} questions by hop count"
-    )
+    asked = "asked" in counts
+    if asked:
+        console.print(
+            f"[green]✓[/green] {counts['labelled']:,} of {counts['asked']:,} asked questions labelled by zero-shot "
+            f"frag with the LLM ({counts['no_topic']:,} with no entity of the KG, {counts['no_pattern']:,} with no "
+            "pattern to a named entity)"
+        )
+    else:
+        by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
+        console.print(
+            f"[green]✓[/green] {counts['templates']:,} synthetic questions over {counts['patterns']:,} relation "
+            f"patterns from {counts['start_entities']:,} entities, {counts['relations_phrased_by_llm']} relations "
+            f"phrased by the LLM, {counts['paraphrases']:,} LLM paraphrases, {counts['unseen_word_copies']:,} copies "
+            f"with unknown words: {by_hops} questions by hop count"
+        )
     kept = []
     for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
         part = record.get(key) or {}
@@ -143,7 +177,8 @@ def _report(record: dict[str, Any], target: Path) -> None:
         elif part:
             mark = "[green]✓[/green]" if part["out"] else "[yellow]–[/yellow]"
             console.print(
-                f"{mark} {name}: {part['labels']:,} labels, validation accuracy on synthetic questions "
+                f"{mark} {name}: {part['labels']:,} labels, validation accuracy on held-out "
+                f"{'asked questions (against their labels)' if asked else 'synthetic questions'} "
                 f"{part['validation_accuracy']}" + ("" if part["out"] else "; not kept (frag does better without it)")
             )
             kept += [name] if part["out"] else []

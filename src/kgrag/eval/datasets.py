@@ -7,6 +7,7 @@
                                 to the qa file adds per-question types; the hop count comes from the name.
 ``jsonl:<file>``                one object per line: ``question``, ``answers`` (list), optional
                                 ``topic_entities`` (list) and ``id``
+``text:<file>``                 one question per line, no answers: a question log for ``kgrag adapt --asked``
 ``text2cypher:<file>``          ``question`` + gold ``cypher``; gold answers come from running the gold query
 ``webqsp:<file>``               WebQSP as ToG/AoG ship it: a JSON list (``.gz`` ok) of ``RawQuestion``,
                                 ``answer`` (list) and ``topic_entity`` (``{mid: name}``); the names are the
@@ -126,6 +127,16 @@ def read_jsonl(arg: str) -> list[Example]:
                 )
             )
     return examples
+
+
+@datasets.register("text")
+def read_text(arg: str) -> list[Example]:
+    """Questions without answers, one per line (what users asked); blank lines are skipped."""
+    path, _ = _parse_spec_options(arg)
+    if not path.exists():
+        raise KGFormatError(str(path), None, "no such question file")
+    with _open_text(path) as fh:
+        return [Example(id=f"q{i}", question=line.strip(), answers=[]) for i, line in enumerate(fh, 1) if line.strip()]
 
 
 @datasets.register("text2cypher")

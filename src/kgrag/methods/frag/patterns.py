@@ -272,7 +272,8 @@ def best_pattern(
 def weak_pattern_labels(
     kg: KnowledgeGraph, rows: Sequence[dict], *, max_hops: int = 3, progress=None
 ) -> list[tuple[str, tuple[str, ...], float, bool]]:
-    """``(masked question, tied best pattern labels, F1, hops unknown)`` per row with answers that some pattern reaches.
+    """``(masked question, tied best pattern labels, F1, hops unknown)`` per row with answers that some pattern
+    reaches, or with its ``labelled_pattern`` given (F1 1).
 
     Topics come from ``topic_entities``, else ``[bracketed]`` names, else entity linking of the question; a
     row's ``hops``, when given, fixes the pattern length.
@@ -286,12 +287,15 @@ def weak_pattern_labels(
     for row in rows:
         if progress is not None:
             progress()
-        if not row.get("answers"):
+        if not row.get("answers") and not row.get("labelled_pattern"):
             continue
         names = row.get("topic_entities") or re.findall(r"\[([^\]]*)\]", row["question"])
         topics = resolve_topics(kg, row["question"].replace("[", "").replace("]", ""), names)
         hops = row.get("hops")
-        labels, f1 = best_patterns(kg, topics, row["answers"], hops or max_hops, exact_length=hops is not None)
+        if row.get("labelled_pattern"):  # kgrag adapt --asked: its answers would only lead back to it
+            labels, f1 = [row["labelled_pattern"]], 1.0
+        else:
+            labels, f1 = best_patterns(kg, topics, row["answers"], hops or max_hops, exact_length=hops is not None)
         if labels:
             masked = mask_topics(row["question"], [kg.entities[t] for t in topics])
             out.append((masked, tuple(labels), f1, hops is None))
