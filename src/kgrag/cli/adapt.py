@@ -176,10 +176,14 @@ def _report(record: dict[str, Any], target: Path) -> None:
             console.print(f"  {name} not trained: {part['skipped']}")
         elif part:
             mark = "[green]✓[/green]" if part["out"] else "[yellow]–[/yellow]"
+            trained = (
+                f"trained on {part['train']:,} asked questions"
+                if asked
+                else f"validation accuracy on synthetic questions {part['validation_accuracy']}"
+            )
             console.print(
-                f"{mark} {name}: {part['labels']:,} labels, validation accuracy on held-out "
-                f"{'asked questions (against their labels)' if asked else 'synthetic questions'} "
-                f"{part['validation_accuracy']}" + ("" if part["out"] else "; not kept (frag does better without it)")
+                f"{mark} {name}: {part['labels']:,} labels, {trained}"
+                + ("" if part["out"] else "; not kept (frag does better without it)")
             )
             kept += [name] if part["out"] else []
     calibration = record.get("calibration")
