@@ -360,7 +360,8 @@ def _asked(kg: KnowledgeGraph) -> list[tuple[str, list[str]]]:
 def test_adapt_trains_on_the_questions_users_ask_labelled_by_frag_and_the_llm(store):
     kg = load_kg(store)
     asked = _asked(kg)
-    record = adapt(kg, SMALL, llm=_Reader(), asked=asked)
+    keep = AdaptSettings(questions=360, max_answers=25, keep_margin=-1.0)  # kept whatever the held-out check says
+    record = adapt(kg, keep, llm=_Reader(), asked=asked)
     counts = record["counts"]
     assert counts["asked"] == len(asked)
     assert counts["labelled"] + counts["no_topic"] + counts["no_pattern"] == len(asked)
@@ -375,6 +376,17 @@ def test_adapt_trains_on_the_questions_users_ask_labelled_by_frag_and_the_llm(st
     frag = get_method("frag")(kg)
     assert frag.pattern_classifier is not None and frag.pattern_classifier.trained_for(kg.checksum)
     assert "asked questions" in frag.pattern_classifier.provenance["questions"]
+    check = record["asked_check"]
+    assert check["kept"] and check["held_out"] == counts["labelled"] // 5 and len(check["agreement"]) == 2
+    assert record["patterns"]["train"] == counts["labelled"]  # trained again on every asked question once kept
+
+
+def test_models_from_asked_questions_are_kept_only_when_they_read_held_out_ones_better(store):
+    kg = load_kg(store)
+    strict = AdaptSettings(questions=360, max_answers=25, keep_margin=1.0)  # no model can gain a whole share
+    record = adapt(kg, strict, llm=_Reader(), asked=_asked(kg))
+    assert not record["asked_check"]["kept"] and record["patterns"]["out"] is None and record["router"]["out"] is None
+    assert get_method("frag")(kg).pattern_classifier is None  # frag stays zero-shot on this KG
 
 
 def test_asked_questions_need_an_llm_and_enough_of_them(store):

@@ -151,24 +151,28 @@ def _read_asked(spec: str) -> list[tuple[str, list[str]]]:
     return [(ex.question, list(ex.topic_entities)) for ex in examples]
 
 
+def _made(counts: dict[str, Any]) -> str:
+    """The questions the models were trained on, in one line."""
+    if "asked" in counts:
+        return (
+            f"{counts['labelled']:,} of {counts['asked']:,} asked questions labelled by zero-shot frag with the LLM "
+            f"({counts['no_topic']:,} with no entity of the KG, {counts['no_pattern']:,} with no pattern to a named "
+            "entity)"
+        )
+    by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
+    return (
+        f"{counts['templates']:,} synthetic questions over {counts['patterns']:,} relation patterns from "
+        f"{counts['start_entities']:,} entities, {counts['relations_phrased_by_llm']} relations phrased by the LLM, "
+        f"{counts['paraphrases']:,} LLM paraphrases, {counts['unseen_word_copies']:,} copies with unknown words: "
+        f"{by_hops} questions by hop count"
+    )
+
+
 def _report(record: dict[str, Any], target: Path) -> None:
     """What was made, trained and kept, in a few lines."""
     counts, seconds = record["counts"], record["seconds"]
     asked = "asked" in counts
-    if asked:
-        console.print(
-            f"[green]✓[/green] {counts['labelled']:,} of {counts['asked']:,} asked questions labelled by zero-shot "
-            f"frag with the LLM ({counts['no_topic']:,} with no entity of the KG, {counts['no_pattern']:,} with no "
-            "pattern to a named entity)"
-        )
-    else:
-        by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
-        console.print(
-            f"[green]✓[/green] {counts['templates']:,} synthetic questions over {counts['patterns']:,} relation "
-            f"patterns from {counts['start_entities']:,} entities, {counts['relations_phrased_by_llm']} relations "
-            f"phrased by the LLM, {counts['paraphrases']:,} LLM paraphrases, {counts['unseen_word_copies']:,} copies "
-            f"with unknown words: {by_hops} questions by hop count"
-        )
+    console.print(f"[green]✓[/green] {_made(counts)}")
     kept = []
     for key, name in (("router", "hop router"), ("patterns", "pattern scorer")):
         part = record.get(key) or {}
@@ -192,6 +196,13 @@ def _report(record: dict[str, Any], target: Path) -> None:
         console.print(
             f"  answer recall on {calibration['questions']} held-out synthetic questions: {recall} → kept: "
             f"{calibration['kept']}"
+        )
+    held = record.get("asked_check")
+    if held:
+        zero, trained = held["agreement"].values()
+        console.print(
+            f"  {held['held_out']} held-out asked questions read as labelled: zero-shot frag {zero:.2f}, with the "
+            f"models {trained:.2f} → " + ("kept (trained again on all)" if held["kept"] else "not kept")
         )
     check = record.get("question_fit_check")
     if check:

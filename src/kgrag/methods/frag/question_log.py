@@ -77,3 +77,28 @@ def label_asked(
         )
     counts["labelled"] = len(rows)
     return rows, counts
+
+
+def split_held_out(rows: list[dict[str, Any]], share: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """``(training rows, held-out rows)``: a seeded ``share`` of the rows held out (at least one of each)."""
+    order = np.random.default_rng(seed).permutation(len(rows))
+    n_held = min(max(1, int(len(rows) * share)), len(rows) - 1)
+    held = set(order[:n_held].tolist())
+    return [r for i, r in enumerate(rows) if i not in held], [rows[i] for i in sorted(held)]
+
+
+def agreement(kg: KnowledgeGraph, rows: Sequence[dict[str, Any]], progress: Progress, **config: Any) -> float:
+    """Share of ``rows`` whose label is the first pattern frag (with ``config``) takes for the question: how well a
+    way of running frag reproduces the labeller's reading on questions it was not trained on."""
+    from kgrag.methods.base import Trace
+    from kgrag.methods.frag import Frag
+
+    frag = Frag(kg, **config)
+    same = 0
+    for row in rows:
+        trace = Trace()
+        frag._retrieve(row["question"], row["topic_entities"], trace)
+        ranked = [s.outputs.get("patterns") for s in trace.steps if s.name == "rank_paths"]
+        same += bool(ranked and ranked[0]) and ranked[0][0]["pattern"] == row["labelled_pattern"]
+        progress.advance()
+    return same / len(rows) if rows else 0.0
