@@ -393,6 +393,8 @@ def test_asked_questions_need_an_llm_and_enough_of_them(store):
     kg = load_kg(store)
     with pytest.raises(AdaptError, match="labelling asked questions need an LLM"):
         adapt(kg, SMALL, asked=_asked(kg))
+    with pytest.raises(AdaptError, match="which --asked does not use"):
+        adapt(kg, AdaptSettings(questions=360, describe=2), llm=_Reader(), asked=_asked(kg))
     with pytest.raises(AdaptError, match="training needs 30"):
         adapt(kg, SMALL, llm=_Reader(), asked=_asked(kg)[:10])
     assert not (store / "adapted").exists()  # nothing half-written

@@ -275,8 +275,9 @@ def _training_set(
     seconds["labelling_asked"] = time.perf_counter() - t
     if len(rows) < MIN_ASKED:
         raise AdaptError(f"only {len(rows)} of the asked questions could be labelled; training needs {MIN_ASKED}")
+    lexicons = relation_lexicons(kg) if settings.fit_questions else []  # the question_fit check words with them
     return (
-        [],
+        lexicons,
         rows,
         rows,
         asked_counts,
@@ -286,6 +287,8 @@ def _training_set(
 
 def _checked(settings: AdaptSettings, llm: LLM | None, asked: bool) -> tuple[AdaptSettings, bool]:
     """The settings adapt runs with (AdaptError where they cannot work), and whether it uses the LLM."""
+    if asked and (settings.describe or settings.paraphrases):
+        raise AdaptError("phrasing relations and paraphrasing word synthetic questions, which --asked does not use")
     if asked:  # a few hundred asked questions: each one trains (renamed MetaQA 2-hop 0.63 -> 0.73)
         settings = replace(settings, validation=0.0)
     if settings.questions < 3 * settings.max_hops:
