@@ -21,8 +21,9 @@ from kgrag.methods.frag import adapt as adapt_module
 from kgrag.methods.frag.adapt import adapt
 from kgrag.methods.frag.adapted import adapted_models, record_of
 from kgrag.methods.frag.phrasing import read_paraphrases, read_relation_description
+from kgrag.methods.frag.question_log import label_asked
 from kgrag.methods.frag.router import HopRouter, PatternClassifier, mask_topics
-from kgrag.methods.frag.sampling import AdaptError, AdaptSettings, SyntheticQuestion, sample_questions
+from kgrag.methods.frag.sampling import AdaptError, AdaptSettings, Silent, SyntheticQuestion, sample_questions
 from kgrag.methods.frag.synthetic import QuestionWriter, RelationLexicon, humanise, plural, verb_forms
 from kgrag.models.llm.base import LLM, Generation
 from tests.conftest import run_cli
@@ -379,6 +380,43 @@ def test_adapt_trains_on_the_questions_users_ask_labelled_by_frag_and_the_llm(st
     check = record["asked_check"]
     assert check["kept"] and check["held_out"] == counts["labelled"] // 5 and len(check["agreement"]) == 2
     assert record["patterns"]["train"] == counts["labelled"]  # trained again on every asked question once kept
+
+
+class _FilmAnswerer(_Reader):
+    """Scores as :class:`_Reader` (which reads "what did X make, which genre" as X's films' genres) but answers
+    with the first film in the evidence: a model whose answer disagrees with its re-reading."""
+
+    model_id = "film-answerer"
+
+    def __init__(self, films: set[str]) -> None:
+        super().__init__()
+        self.films = films
+
+    def _generate(self, messages, params):
+        content = messages[-1]["content"]
+        found = sorted((content.find(f), f) for f in self.films if f in content)
+        return Generation(f"<answers>\n{found[0][1]}\n</answers>" if found else "", 10, 5)
+
+
+def test_an_answer_the_label_does_not_reach_moves_it_to_the_pattern_that_does(store):
+    kg = load_kg(store)
+    films = {kg.entities[h] for h, r in zip(kg.heads, kg.rels) if kg.relations[r] == "director"}
+    asked = _asked(kg)
+    directors = [q for q in asked if "genre" in q[0]]
+    calls: list[str] = []
+    answerer = _FilmAnswerer(films)
+    answerer._record = lambda name, gen: calls.append(name)  # type: ignore[method-assign]
+    rows, counts = label_asked(kg, answerer, directors, Silent())
+    plain, _ = label_asked(kg, _Reader(), directors, Silent())
+    assert all("genre" in r["labelled_pattern"] for r in plain)  # the re-reading alone: the films' genres
+    moved = [r for r, q in zip(rows, plain) if r["labelled_pattern"] != q["labelled_pattern"]]
+    assert counts["moved_to_answer"] == len(moved) > 0 and [r["question"] for r in rows] == [
+        q["question"] for q in plain
+    ]
+    for row in moved:  # to a pattern that reaches the film answered: its ends (the row's answers) hold films
+        assert set(row["answers"]) & films
+    # one scoring pass and one answer call a question: the answer call's ranking reuses the label's scores
+    assert calls.count("frag_answer") == counts["labelled"] and calls.count("frag_pattern_question") == len(directors)
 
 
 def test_models_from_asked_questions_are_kept_only_when_they_read_held_out_ones_better(store):

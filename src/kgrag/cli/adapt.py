@@ -38,7 +38,7 @@ _Asked = Annotated[
     typer.Option(
         help="Questions your users ask, to train on instead of synthetic ones: a file with one question per "
         "line, or KIND:FILE (jsonl:, metaqa:, webqsp: ...; topic entities are read where given, answers never). "
-        "Needs --llm, which labels each (one scoring call a question).",
+        "Needs --llm, which labels each (a scoring and an answer call a question).",
     ),
 ]
 
