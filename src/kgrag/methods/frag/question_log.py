@@ -39,6 +39,9 @@ from kgrag.retrieval.topics import resolve_topics
 if TYPE_CHECKING:
     from kgrag.methods.frag import Frag
 
+# The answer call that checks a label reads the first paths of the best patterns only (zero-shot frag's answer call
+# reads 60): it picks among them, and the 1.5B model read 700-900 prompt tokens a question with all 60 (~18 s).
+LABEL_ANSWER_PATHS = 20
 MAX_ANSWERS = 200  # a pattern reaching more named entities labels nothing: its ends say little about the question
 
 
@@ -51,7 +54,14 @@ def label_asked(
     reaches a named entity within MAX_ANSWERS), ``moved_to_answer`` (labels the first answer moved)."""
     from kgrag.methods.frag import Frag
 
-    frag = Frag(kg, llm=cast(LLM, _ScoresOnce(llm)), router="none", patterns="none", question_fit=PATTERNS)
+    frag = Frag(
+        kg,
+        llm=cast(LLM, _ScoresOnce(llm)),
+        router="none",
+        patterns="none",
+        question_fit=PATTERNS,
+        answer_paths=LABEL_ANSWER_PATHS,
+    )
     unnamed = unnamed_entities(kg)
     rows: list[dict[str, Any]] = []
     counts = {"asked": len(asked), "labelled": 0, "no_topic": 0, "no_pattern": 0, "moved_to_answer": 0}
