@@ -156,8 +156,8 @@ def _made(counts: dict[str, Any]) -> str:
     if "asked" in counts:
         return (
             f"{counts['labelled']:,} of {counts['asked']:,} asked questions labelled by zero-shot frag with the LLM "
-            f"({counts['no_topic']:,} with no entity of the KG, {counts['no_pattern']:,} with no pattern to a named "
-            "entity)"
+            f"({counts['moved_to_answer']:,} moved to the pattern of the model's answer, {counts['no_topic']:,} "
+            f"with no entity of the KG, {counts['no_pattern']:,} with no pattern to a named entity)"
         )
     by_hops = " / ".join(f"{counts['by_hops'][h]:,}" for h in sorted(counts["by_hops"]))
     return (

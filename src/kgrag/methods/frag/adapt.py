@@ -281,7 +281,7 @@ def _training_set(
         rows,
         rows,
         asked_counts,
-        f"kgrag adapt: {len(rows)} asked questions labelled by zero-shot frag with question_fit",
+        f"kgrag adapt: {len(rows)} asked questions labelled by zero-shot frag with question_fit and its answers",
     )
 
 
