@@ -160,3 +160,36 @@ def test_auto_grounding_orders_by_the_ranking_the_llm_re_read():
     assert resolve("auto", trained=False, refit=False, kind="entities") == "none"
     assert resolve("auto", trained=False, refit=False, kind="count") == "pattern"
     assert resolve("score", trained=False, refit=True, kind="yes_no") == "none"
+
+
+def test_question_fit_set_by_the_user_re_reads_a_trained_ranking_too(tmp_path):
+    """With trained models the LLM's second opinion is added on its own scale (question_fit_trained_weight), not
+    silently dropped: the pattern the question reads likelier after moves first."""
+    import json
+
+    from tests.conftest import MOVIES, run_cli
+
+    rows = [
+        {"question": f"who directed [{m}]", "answers": [d]}
+        for m, d in (("Heat", "Michael Mann"), ("Alien", "Ridley Scott"))
+    ]
+    rows += [
+        {"question": f"who acted in [{m}]", "answers": a}
+        for m, a in (("Heat", ["Al Pacino"]), ("Gladiator", ["Russell Crowe"]))
+    ]
+    data, store = tmp_path / "qa.jsonl", tmp_path / "kg"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows * 4))
+    KnowledgeGraph.from_triples(MOVIES).save(store)
+    patterns = tmp_path / "patterns.npz"
+    args = ["-d", str(data), "--out", str(tmp_path / "router.npz"), "--kg", str(store), "--patterns-out", str(patterns)]
+    run_cli("frag-train", *args, "--validation", "0")
+    kg = KnowledgeGraph.load(store)
+    llm = ScoringScript("x2 | written by | ?", rules=[{"prompt": "frag_answer", "response": "<answers>x"}])
+    common = {"llm": llm, "embedder": load_embedder("static"), "router": "none", "patterns": str(patterns)}
+
+    def first(**settings) -> str:
+        answer = get_method("frag")(kg, **common, **settings).answer("who acted in The Insider", ["The Insider"])
+        return next(s for s in answer.trace if s.name == "rank_paths").outputs["patterns"][0]["pattern"]
+
+    assert first(question_fit=0) == "starred_actors"
+    assert first(question_fit=4, question_fit_trained_weight=1.0).endswith(">written_by")

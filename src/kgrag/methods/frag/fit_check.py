@@ -9,9 +9,9 @@ after question_fit. When question_fit gains ``fit_margin`` or more, adapt record
 takes on this KG (:func:`kgrag.methods.frag.adapted.adapted_settings`); frag then also orders the model's
 answers by that corrected ranking (``grounding`` "auto", :mod:`kgrag.methods.frag.grounding`).
 
-Only for zero-shot frag: a kept pattern scorer ranks on its own scale and question_fit does not run beside
-it. A backend that cannot score text (an OpenAI-compatible endpoint) leaves the order as it was, so the check
-finds no gain and nothing is recorded.
+Only for zero-shot frag: a kept pattern scorer ranks on its own scale, and question_fit runs beside it only
+when the user sets it (``question_fit_trained_weight``). A backend that cannot score text (an OpenAI-compatible
+endpoint) leaves the order as it was, so the check finds no gain and nothing is recorded.
 """
 
 from __future__ import annotations
