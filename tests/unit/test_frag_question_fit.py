@@ -3,6 +3,8 @@ the question after each (methods/frag/question_fit.py), and the LLM protocol's s
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
@@ -14,6 +16,7 @@ from kgrag.models.cache import ResponseCache
 from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 from kgrag.models.llm.scripted import ScriptedLLM
+from tests.conftest import MOVIES, run_cli
 
 FILMS = [
     ("Heat", "director", "Michael Mann"),
@@ -165,10 +168,6 @@ def test_auto_grounding_orders_by_the_ranking_the_llm_re_read():
 def test_question_fit_set_by_the_user_re_reads_a_trained_ranking_too(tmp_path):
     """With trained models the LLM's second opinion is added on its own scale (question_fit_trained_weight), not
     silently dropped: the pattern the question reads likelier after moves first."""
-    import json
-
-    from tests.conftest import MOVIES, run_cli
-
     rows = [
         {"question": f"who directed [{m}]", "answers": [d]}
         for m, d in (("Heat", "Michael Mann"), ("Alien", "Ridley Scott"))

@@ -332,7 +332,7 @@ class Frag(Method):
                 return Paths.empty(), np.empty(0)
             scores = self._score_patterns(question, masked, reach, hops, routed, sims)
             answering = for_answer and not routed
-            if for_answer and (self.pattern_classifier is not None or not routed):
+            if answering or (for_answer and self.pattern_classifier is not None):
                 scores = fit_patterns(self, question, topics, reach, scores, step.outputs)
             margin = cfg.answer_margin if answering else None
             extension = cfg.extension_margin if answering else None
