@@ -51,7 +51,7 @@ from kgrag.methods.frag.alignment import (
     mean_pattern_scores,
 )
 from kgrag.methods.frag.config import FragConfig
-from kgrag.methods.frag.grounding import refitted, resolve
+from kgrag.methods.frag.grounding import as_long_as_asked, read_by_answer, refitted, resolve
 from kgrag.methods.frag.patterns import (
     PatternReach,
     extends_better,
@@ -414,9 +414,11 @@ class Frag(Method):
             return [], evidence
         with trace.step("answer") as step:
             topics = sorted({ev.entities[0] for ev in evidence if ev.entities})
-            # Paths as long as the question asks: their ends are the candidates (a shorter path shown beside
-            # them ends at a middle node, e.g. the director in "films by the director of X").
-            full = [ev for ev in evidence if len(ev.relations) == hops] if hops > 1 else []
+            kind = kind_on(self.kg, question)
+            trained = self.pattern_classifier is not None
+            grounding = resolve(self.config.grounding, trained=trained, refit=refitted(trace), kind=kind)
+            evidence = read_by_answer(evidence, hops, grounding, self.config.pattern_reads)
+            full = as_long_as_asked(evidence, hops)
             layout = "tree" if self.config.evidence_format == "auto" else self.config.evidence_format
             tree = layout == "tree"
             step.outputs["evidence_format"] = layout
@@ -434,9 +436,6 @@ class Frag(Method):
             )
             answers = name_unnamed_answers(answers, [ev.entities for ev in evidence], topics)
             ranked = [(ev.entities, ev.relations) for ev in (full or evidence)]
-            kind = kind_on(self.kg, question)
-            trained = self.pattern_classifier is not None
-            grounding = resolve(self.config.grounding, trained=trained, refit=refitted(trace), kind=kind)
             step.outputs["grounding"] = grounding
             if grounding == "pattern":
                 answers = keep_to_best_pattern(

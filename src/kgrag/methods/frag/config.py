@@ -143,6 +143,10 @@ class FragConfig(MethodConfig):
     # per hop, the same replies: F1 0.94 / 0.81 / 0.83 -> 0.97 / 0.87 / 0.95 with lines, 0.94 / 0.81 / 0.77 ->
     # 0.97 / 0.87 / 0.95 with the tree; Hit@1 unchanged by construction (benchmarks/results/frag_tree_trained.json)
     answer_ends: Literal["chosen", "all"] = "all"
+    # what the answer call reads under grounding "pattern": "best" only the best pattern's paths (the answers
+    # are its ends whatever the model names, so the other patterns only cost tokens and can draw the model's
+    # first answer away), "all" every pattern retrieval kept
+    pattern_reads: Literal["best", "all"] = "all"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto" is the tree. Zero-shot (WebQSP proxy, first 100 dev q):
     # Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s. With trained models (MetaQA as

@@ -14,6 +14,7 @@ from __future__ import annotations
 from kgrag.methods.answer_kind import AnswerKind
 from kgrag.methods.base import Trace
 from kgrag.methods.frag.question_fit import TRACE_KEY
+from kgrag.types import Evidence
 
 
 def refitted(trace: Trace) -> bool:
@@ -30,3 +31,21 @@ def resolve(setting: str, *, trained: bool, refit: bool, kind: AnswerKind) -> st
     if grounding == "none" and kind == "count":
         grounding = "pattern"
     return "none" if kind == "yes_no" else grounding
+
+
+def as_long_as_asked(evidence: list[Evidence], hops: int) -> list[Evidence]:
+    """The paths as long as the routed question asks (none when the length is open or one hop): their ends are
+    the candidates; a shorter path shown beside them ends at a middle node (the director in "films by the
+    director of X")."""
+    return [ev for ev in evidence if len(ev.relations) == hops] if hops > 1 else []
+
+
+def read_by_answer(evidence: list[Evidence], hops: int, grounding: str, reads: str) -> list[Evidence]:
+    """The evidence the answer call reads: under grounding "pattern" with ``reads`` "best", only the paths of
+    the best-ranked pattern; the answers are that pattern's ends whatever the model names, so the paths of
+    other patterns would only be read, not used."""
+    ranked = as_long_as_asked(evidence, hops) or evidence
+    if grounding != "pattern" or reads != "best" or not ranked:
+        return evidence
+    best = ranked[0].relations
+    return [ev for ev in evidence if ev.relations == best]
