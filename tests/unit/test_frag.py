@@ -429,6 +429,42 @@ def test_frag_train_labels_patterns_from_answers(tmp_path, kg):
     assert clf.predict(["what films did [Al Pacino] act in"])[0] == "starred_actors_inv"
 
 
+def test_a_trained_pattern_scorer_lets_the_answer_call_read_only_its_best_pattern(tmp_path):
+    """Under grounding "pattern" the answers are the best pattern's ends whatever the model names, so with
+    pattern_reads="best" the answer call reads only that pattern's paths, and the answers stay the same."""
+    rows = [
+        {"question": f"who acted in [{m}]", "answers": a}
+        for m, a in (("Heat", ["Al Pacino"]), ("Gladiator", ["Russell Crowe"]))
+    ]
+    rows += [{"question": f"who directed [{m}]", "answers": [d]} for m, d in (("Alien", "Ridley Scott"),)]
+    data, store, patterns = tmp_path / "qa.jsonl", tmp_path / "kg", tmp_path / "patterns.npz"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows * 4))
+    KnowledgeGraph.from_triples(MOVIES).save(store)
+    args = ["-d", str(data), "--out", str(tmp_path / "router.npz"), "--kg", str(store), "--patterns-out", str(patterns)]
+    run_cli("frag-train", *args, "--validation", "0")
+    kg = KnowledgeGraph.load(store)
+
+    def ask(reads: str) -> tuple[list[str], str]:
+        llm = RecordingLLM({"prompt": "frag_answer", "response": "<answers>Russell Crowe</answers>"})
+        frag = get_method("frag")(
+            kg,
+            llm=llm,
+            embedder=load_embedder("static"),
+            router="none",
+            patterns=str(patterns),
+            pattern_reads=reads,
+            hops=1,
+        )
+        answer = frag.answer("who acted in The Insider", ["The Insider"])
+        return answer.answers, llm.messages("frag_answer")[0][-1]["content"]
+
+    best, read_best = ask("best")
+    every, read_all = ask("all")
+    assert sorted(best) == sorted(every) == ["Al Pacino", "Russell Crowe"]
+    assert best[0] == "Russell Crowe"  # the model's choice among the best pattern's ends still comes first
+    assert "directed by" in read_all and "directed by" not in read_best and "starred actors" in read_best
+
+
 def test_triple_budget_counts_shared_edges_once():
     from kgrag.graph.algorithms import Paths
     from kgrag.methods.frag import within_triple_budget
