@@ -143,10 +143,12 @@ class FragConfig(MethodConfig):
     # per hop, the same replies: F1 0.94 / 0.81 / 0.83 -> 0.97 / 0.87 / 0.95 with lines, 0.94 / 0.81 / 0.77 ->
     # 0.97 / 0.87 / 0.95 with the tree; Hit@1 unchanged by construction (benchmarks/results/frag_tree_trained.json)
     answer_ends: Literal["chosen", "all"] = "all"
-    # what the answer call reads under grounding "pattern": "best" only the best pattern's paths (the answers
-    # are its ends whatever the model names, so the other patterns only cost tokens and can draw the model's
-    # first answer away), "all" every pattern retrieval kept
-    pattern_reads: Literal["best", "all"] = "all"
+    # what the answer call reads under grounding "pattern" (trained models): "best" only the best pattern's
+    # paths — the answers are its ends whatever the model names, so other patterns' paths are read, not used —
+    # "all" every pattern retrieval kept. MetaQA as shipped, seeded 30 dev q per hop, fresh calls: the same
+    # Hit@1 on all 90 (0.97 / 0.87 / 0.97), evaluated prompt tokens 77 / 219 / 540 -> 36 / 52 / 177 median
+    # (benchmarks/results/frag_pattern_reads.json)
+    pattern_reads: Literal["best", "all"] = "best"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto" is the tree. Zero-shot (WebQSP proxy, first 100 dev q):
     # Hit@1 0.68 either way, median prompt 606 vs 1,655 tokens, 8.0 vs 33.2 s. With trained models (MetaQA as
