@@ -382,6 +382,21 @@ def test_adapt_trains_on_the_questions_users_ask_labelled_by_frag_and_the_llm(st
     assert record["patterns"]["train"] == counts["labelled"]  # trained again on every asked question once kept
 
 
+def test_kept_asked_models_are_checked_with_question_fit_beside_them(store):
+    """With fit_questions, the held-out asked questions are read a third way — the kept models with the LLM
+    re-reading their ranking — and question_fit is recorded for frag only when that agrees with the labels
+    fit_margin more often than the models alone."""
+    kg = load_kg(store)
+    asked = _asked(kg)
+    for margin, recorded in ((-1.0, {"question_fit": 5}), (1.0, {})):  # any change / a whole share
+        settings = AdaptSettings(questions=360, max_answers=25, keep_margin=-1.0, fit_questions=1, fit_margin=margin)
+        record = adapt(kg, settings, llm=_Reader(), asked=asked)
+        check = record["asked_check"]
+        assert len(check["agreement"]) == 3 and check["question_fit"] == bool(recorded)
+        assert record["frag_settings"] == recorded and record["question_fit_check"] is None  # kept: no zero-shot check
+        assert get_method("frag")(kg).config.question_fit == recorded.get("question_fit", 0)
+
+
 class _FilmAnswerer(_Reader):
     """Scores as :class:`_Reader` (which reads "what did X make, which genre" as X's films' genres) but answers
     with the first film in the evidence: a model whose answer disagrees with its re-reading."""

@@ -30,7 +30,8 @@ _FitCheck = Annotated[
     typer.Option(
         min=0,
         help="Fresh synthetic questions on which the LLM's re-reading of frag's best patterns (question_fit) "
-        "must help for frag to use it on this KG, one scoring call each; default 60 with --llm, else 0.",
+        "must help for frag to use it on this KG, one scoring call each; default 60 with --llm, else 0. With "
+        "--asked and models kept, any value but 0 checks it on the held-out asked questions instead.",
     ),
 ]
 _Asked = Annotated[
@@ -117,7 +118,7 @@ def adapt(
     asked_questions = _read_asked(asked) if asked is not None else None
     synthetic = asked_questions is None
     n_describe = describe if describe is not None else (40 if llm and synthetic else 0)
-    n_fit = fit_check if fit_check is not None else (60 if llm and synthetic else 0)
+    n_fit = fit_check if fit_check is not None else (60 if llm else 0)
     settings = AdaptSettings(
         questions=questions,
         seed=seed,
@@ -199,11 +200,17 @@ def _report(record: dict[str, Any], target: Path) -> None:
         )
     held = record.get("asked_check")
     if held:
-        zero, trained = held["agreement"].values()
+        zero, trained, *fitted = held["agreement"].values()
         console.print(
             f"  {held['held_out']} held-out asked questions read as labelled: zero-shot frag {zero:.2f}, with the "
             f"models {trained:.2f} → " + ("kept (trained again on all)" if held["kept"] else "not kept")
         )
+        if fitted:
+            console.print(
+                f"{'[green]✓[/green]' if held['question_fit'] else '[yellow]–[/yellow]'} question_fit beside them: "
+                f"{fitted[0]:.2f} → "
+                + ("frag re-reads their best patterns with the LLM on this KG" if held["question_fit"] else "not used")
+            )
     check = record.get("question_fit_check")
     if check:
         best = check["best_pattern_reaches_an_answer"]

@@ -67,6 +67,7 @@ from kgrag.methods.frag.training import train
 from kgrag.models.llm.base import LLM
 
 ASKED_HELD_OUT = 0.2  # share of the asked questions that decides whether models trained on them are kept
+FITTED = "routed with question_fit"  # the asked check's third way: kept models, the LLM re-reading their ranking
 MIN_ASKED = 30  # labelled asked questions below which the models would learn too little to be worth using
 QUESTIONS_FILE = "questions.jsonl"  # the synthetic questions, for inspection or reuse with `kgrag frag-train`
 FORMAT = "kgrag-adapt-v1"
@@ -152,25 +153,35 @@ def _train_into(
 
 
 def _train_on_asked(
-    tmp: Path, kg: KnowledgeGraph, rows: list[dict[str, Any]], settings: AdaptSettings, source: str, progress: Progress
+    tmp: Path,
+    kg: KnowledgeGraph,
+    rows: list[dict[str, Any]],
+    settings: AdaptSettings,
+    source: str,
+    progress: Progress,
+    llm: LLM | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Models trained on asked questions, kept only where they read held-out asked questions as their labels say
     by ``keep_margin`` more often than zero-shot frag does; then trained again on every row. On questions as
     varied as the WebQSP proxy's, a few hundred cannot teach a scorer over hundreds of patterns, and the
-    trained models would rank worse than the alignment they were labelled with."""
+    trained models would rank worse than the alignment they were labelled with. With ``llm`` and
+    ``fit_questions``, kept models are also checked with question_fit beside them (the LLM re-reading their
+    five best patterns): when that agrees with the labels ``fit_margin`` more often, adapt records it."""
     training, held = split_held_out(rows, ASKED_HELD_OUT, settings.seed)
     _train_into(tmp, kg, training, settings, source, progress)
-    progress.stage("checking", len(held) * 2)
     router = str(tmp / ROUTER_FILE) if (tmp / ROUTER_FILE).exists() else "none"
-    agree = {
-        way: agreement(kg, held, progress, **config)
-        for way, config in (
-            (ZERO_SHOT, {"router": "none", "patterns": "none"}),
-            (ROUTED, {"router": router, "patterns": str(tmp / PATTERNS_FILE)}),
-        )
+    ways: dict[str, dict[str, Any]] = {
+        ZERO_SHOT: {"router": "none", "patterns": "none"},
+        ROUTED: {"router": router, "patterns": str(tmp / PATTERNS_FILE)},
     }
+    progress.stage("checking", len(held) * len(ways))
+    agree = {way: agreement(kg, held, progress, **config) for way, config in ways.items()}
     kept = agree[ROUTED] - agree[ZERO_SHOT] >= settings.keep_margin
+    if kept and llm is not None and settings.fit_questions:
+        progress.stage("checking question_fit", len(held))
+        agree[FITTED] = agreement(kg, held, progress, **ways[ROUTED], llm=llm, question_fit=PATTERNS)
     check = {"held_out": len(held), "agreement": {k: round(v, 4) for k, v in agree.items()}, "kept": kept}
+    check["question_fit"] = FITTED in agree and agree[FITTED] - agree[ROUTED] >= settings.fit_margin
     if kept:
         return _train_into(tmp, kg, rows, settings, source, progress), check
     summary = {}
@@ -331,7 +342,7 @@ def adapt(
         if asked is None:
             summary, asked_check = _train_into(tmp, kg, rows, settings, source, progress), None
         else:
-            summary, asked_check = _train_on_asked(tmp, kg, rows, settings, source, progress)
+            summary, asked_check = _train_on_asked(tmp, kg, rows, settings, source, progress, llm)
         seconds["training"] = time.perf_counter() - t
         calibration = None
         if asked is None and settings.calibration and (tmp / ROUTER_FILE).exists() and (tmp / PATTERNS_FILE).exists():
@@ -351,7 +362,8 @@ def adapt(
         record = _record(kg, settings, llm_id, counts, source, summary, calibration, seconds, lexicons, tmp, target)
         record["question_fit_check"] = check
         record["asked_check"] = asked_check
-        record[SETTINGS_KEY] = {"question_fit": PATTERNS} if check and check["kept"] else {}
+        fits = bool(check and check["kept"]) or bool(asked_check and asked_check["question_fit"])
+        record[SETTINGS_KEY] = {"question_fit": PATTERNS} if fits else {}
         (tmp / SUMMARY_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False), "utf-8")
         replace_derived(tmp, target, SUMMARY_FILE)
     except BaseException:

@@ -162,7 +162,8 @@ def agreement(kg: KnowledgeGraph, rows: Sequence[dict[str, Any]], progress: Prog
     same = 0
     for row in rows:
         trace = Trace()
-        frag._retrieve(row["question"], row["topic_entities"], trace)
+        # as the answer call ranks them: question_fit, when set, re-reads the ranking only there
+        frag._retrieve(row["question"], row["topic_entities"], trace, for_answer=bool(frag.config.question_fit))
         ranked = [s.outputs.get("patterns") for s in trace.steps if s.name == "rank_paths"]
         same += bool(ranked and ranked[0]) and ranked[0][0]["pattern"] == row["labelled_pattern"]
         progress.advance()
