@@ -417,7 +417,7 @@ class Frag(Method):
             kind = kind_on(self.kg, question)
             trained = self.pattern_classifier is not None
             grounding = resolve(self.config.grounding, trained=trained, refit=refitted(trace), kind=kind)
-            evidence = read_by_answer(evidence, hops, grounding, self.config.pattern_reads)
+            evidence = read_by_answer(evidence, hops, grounding, self.config.pattern_reads, kind)
             full = as_long_as_asked(evidence, hops)
             layout = "tree" if self.config.evidence_format == "auto" else self.config.evidence_format
             tree = layout == "tree"

@@ -143,9 +143,9 @@ class FragConfig(MethodConfig):
     # per hop, the same replies: F1 0.94 / 0.81 / 0.83 -> 0.97 / 0.87 / 0.95 with lines, 0.94 / 0.81 / 0.77 ->
     # 0.97 / 0.87 / 0.95 with the tree; Hit@1 unchanged by construction (benchmarks/results/frag_tree_trained.json)
     answer_ends: Literal["chosen", "all"] = "all"
-    # what the answer call reads under grounding "pattern" (trained models): "best" only the best pattern's
-    # paths — the answers are its ends whatever the model names, so other patterns' paths are read, not used —
-    # "all" every pattern retrieval kept. MetaQA as shipped, seeded 30 dev q per hop, fresh calls: the same
+    # what the answer call reads under grounding "pattern" (trained models; counts excepted): "best" only the
+    # best pattern's paths — the answers are its ends whatever the model names, so other patterns' paths are
+    # read, not used — "all" every pattern retrieval kept. MetaQA as shipped, seeded 30 dev q per hop, fresh calls: the same
     # Hit@1 and answers on all 90 (0.97 / 0.87 / 0.97), evaluated prompt tokens 77 / 219 / 540 -> 36 / 52 / 177
     # and 5.1 / 7.0 / 17.5 -> 2.3 / 2.7 / 7.2 s median, back to back (benchmarks/results/frag_pattern_reads.json)
     pattern_reads: Literal["best", "all"] = "best"

@@ -40,12 +40,13 @@ def as_long_as_asked(evidence: list[Evidence], hops: int) -> list[Evidence]:
     return [ev for ev in evidence if len(ev.relations) == hops] if hops > 1 else []
 
 
-def read_by_answer(evidence: list[Evidence], hops: int, grounding: str, reads: str) -> list[Evidence]:
+def read_by_answer(evidence: list[Evidence], hops: int, grounding: str, reads: str, kind: AnswerKind) -> list[Evidence]:
     """The evidence the answer call reads: under grounding "pattern" with ``reads`` "best", only the paths of
     the best-ranked pattern; the answers are that pattern's ends whatever the model names, so the paths of
-    other patterns would only be read, not used."""
+    other patterns would only be read, not used. Not for counts: their number is of the ends the model names,
+    and what it names from a shorter list was not measured."""
     ranked = as_long_as_asked(evidence, hops) or evidence
-    if grounding != "pattern" or reads != "best" or not ranked:
+    if grounding != "pattern" or reads != "best" or kind == "count" or not ranked:
         return evidence
     best = ranked[0].relations
     return [ev for ev in evidence if ev.relations == best]
