@@ -19,10 +19,12 @@ says which relation patterns exist and where they lead, so questions with known 
    frag uses it on this KG (:mod:`kgrag.methods.frag.fit_check`).
 
 With ``--asked FILE`` the models learn from questions the KG's users ask instead, each labelled by zero-shot
-frag with the LLM (:mod:`kgrag.methods.frag.question_log`); steps 1–2 and 4–5 are skipped: on renamed MetaQA,
+frag with the LLM (:mod:`kgrag.methods.frag.question_log`); steps 1–2 and 4 are skipped: on renamed MetaQA,
 models trained on synthetic questions ranked real questions' patterns worse than zero-shot frag (the best
 pattern reached an answer for 0.87 / 0.40 / 0.43 of held-out dev questions per hop against 0.90 / 0.60 / 0.40),
-and adding the synthetic questions to the asked ones took their gain away (0.87 / 0.40 / 0.43 again).
+and adding the synthetic questions to the asked ones took their gain away (0.87 / 0.40 / 0.43 again). A held-out
+fifth of the asked questions decides whether the models are kept and, when they are, step 5 is done on it too
+(question_fit beside the models; when they are not, on synthetic questions as above).
 
 What is kept goes to ``KGDIR/adapted/`` with the KG's checksum, so frag picks it up on this KG and nowhere
 else. The directory is built under a temporary name and renamed into place
