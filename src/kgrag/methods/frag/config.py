@@ -145,9 +145,10 @@ class FragConfig(MethodConfig):
     answer_ends: Literal["chosen", "all"] = "all"
     # what the answer call reads under grounding "pattern" (trained models; counts excepted): "best" only the
     # best pattern's paths — the answers are its ends whatever the model names, so other patterns' paths are
-    # read, not used — "all" every pattern retrieval kept. MetaQA as shipped, seeded 30 dev q per hop, fresh calls: the same
-    # Hit@1 and answers on all 90 (0.97 / 0.87 / 0.97), evaluated prompt tokens 77 / 219 / 540 -> 36 / 52 / 177
-    # and 5.1 / 7.0 / 17.5 -> 2.3 / 2.7 / 7.2 s median, back to back (benchmarks/results/frag_pattern_reads.json)
+    # read, not used — "all" every pattern retrieval kept. MetaQA as shipped, seeded 30 dev q per hop, fresh
+    # calls: the same Hit@1 and answers on all 90 (0.97 / 0.87 / 0.97), evaluated prompt tokens 77 / 219 / 540
+    # -> 36 / 52 / 177 and 5.1 / 7.0 / 17.5 -> 2.3 / 2.7 / 7.2 s median, back to back
+    # (benchmarks/results/frag_pattern_reads.json)
     pattern_reads: Literal["best", "all"] = "best"
     # how the answer call reads the paths: "tree" writes each shared prefix once (retrieval/evidence_tree.py),
     # "lines" one full path per line, best first. "auto" is the tree. Zero-shot (WebQSP proxy, first 100 dev q):
