@@ -272,7 +272,7 @@ def _linked(steps: Sequence[Step]) -> list[str]:
 
 
 GrammarSetting = Literal["auto", "on", "off"]
-FactsLayout = Literal["lines", "grouped", "tree"]
+FactsLayout = Literal["lines", "grouped", "subject_grouped", "tree"]
 
 
 def use_grammar(setting: GrammarSetting, llm: LLM | None) -> bool:
@@ -373,8 +373,9 @@ def answer_from_facts(
     every answer stands on the evidence (:func:`ask_for_answers`); for a model that enforces grammars
     (:func:`use_grammar`).
 
-    ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line) or
-    "tree" (paths from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
+    ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line, and
+    lone facts sharing relation and object too), "subject_grouped" (the first kind of line only) or "tree" (paths
+    from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
     reads it from ``facts_intro``."""
     from kgrag.linking.answers import name_unnamed_answers
     from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, rooted_tree_text
@@ -385,7 +386,7 @@ def answer_from_facts(
         arrows = '"A -[r]-> B": A r B; "A <-[r]- B": B r A'
         intro = f"Facts, as paths from the question's entities ({arrows}).{TREE_LAYOUT}"
     else:
-        facts = facts_text(evidence, grouped=layout == "grouped")
+        facts = facts_text(evidence, grouped=layout in ("grouped", "subject_grouped"), by_object=layout == "grouped")
         intro = 'Facts (one per line, "subject relation object"):'
     answers = ask_for_answers(
         method,

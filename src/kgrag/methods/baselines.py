@@ -71,8 +71,11 @@ class KapingConfig(MethodConfig):
     # (median); MetaQA first 30 per hop 0.97 / 0.63 / 0.63 -> 1.00 / 0.67 / 0.63 (+2 / -0) at 272 / 355 / 772 ->
     # 190 / 280 / 738; university / family / catalogue 0.73 / 0.93 / 0.73 -> 0.73 / 0.87 / 0.87. The tree against
     # grouped: WebQSP proxy first 100 0.69 -> 0.67 (+4 / -6), university / family / catalogue 0.73 / 0.87 / 0.87
-    # -> 0.80 / 0.80 / 0.80 (+2 / -3), at more prompt tokens (benchmarks/results/byokg_evidence_tree.json)
-    evidence_format: Literal["grouped", "lines", "tree"] = "grouped"
+    # -> 0.80 / 0.80 / 0.80 (+2 / -3), at more prompt tokens (benchmarks/results/byokg_evidence_tree.json).
+    # Since 2026-12-03 "grouped" also writes the lone facts that share relation and object once, subjects first
+    # ("A; B; C nationality USA": the siblings whole-fact retrieval brings at a subject's end); "subject_grouped"
+    # is the layout before that (benchmarks/RESULTS.md)
+    evidence_format: Literal["grouped", "subject_grouped", "lines", "tree"] = "grouped"
     # the answer call may only name entities the facts show, under a grammar (as FRAG's does), so every answer
     # stands on the evidence; "auto": where the model enforces grammars (local llama.cpp models). Off by default:
     # the model can then no longer answer from its own knowledge where the facts are silent, which KAPING allows.

@@ -168,7 +168,7 @@ def _one_triple(ev: Evidence) -> bool:
     return len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2
 
 
-def facts_text(evidence: Sequence[Evidence], grouped: bool = False) -> str:
+def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: bool = True) -> str:
     """Numbered fact lines for a prompt. A fact's dotted relation id (Freebase's
     ``people.person.place_of_birth``) keeps only the last segments that tell it apart from the other relations
     shown (``place of birth``): the namespace costs the local model ~6 prompt tokens a fact and tells it nothing
@@ -177,7 +177,10 @@ def facts_text(evidence: Sequence[Evidence], grouped: bool = False) -> str:
     ``grouped`` writes the facts that share subject and relation on one line, objects in the order they came
     (``Jamaica languages spoken Jamaican English; Jamaican Creole``): whole-fact retrieval brings a fact's
     siblings along (:func:`whole_facts`), and repeating their subject and relation is most of what the model
-    reads (kaping, WebQSP proxy first 100 dev questions: 664 → 444 evaluated prompt tokens, median)."""
+    reads (kaping, WebQSP proxy first 100 dev questions: 664 → 444 evaluated prompt tokens, median). Siblings
+    found at the subject's end (twenty people whose nationality is one country) are the same repetition the
+    other way round, so (``by_object``) the facts left alone on their line that share relation and object are
+    written once too, subjects first (``Veronica Lake; Tina Turner nationality United States of America``)."""
     short = short_relation_names(ev.relations[0] for ev in evidence if _one_triple(ev) and "." in ev.relations[0])
     lines: dict[tuple[str, str] | int, list[str]] = {}
     for i, ev in enumerate(evidence):
@@ -188,11 +191,29 @@ def facts_text(evidence: Sequence[Evidence], grouped: bool = False) -> str:
             lines.setdefault(parts[:2], []).append(parts[2])
         else:
             lines[i] = [" ".join(parts)]
-    out = [
-        f"{key[0]} {key[1]} {'; '.join(objects)}" if isinstance(key, tuple) else objects[0]
-        for key, objects in lines.items()
-    ]
+    out = _line_texts(lines, by_object=grouped and by_object)
     return "\n".join(f"{i}. {text}" for i, text in enumerate(out, start=1)) or "(no facts found)"
+
+
+def _line_texts(lines: dict[tuple[str, str] | int, list[str]], by_object: bool) -> list[str]:
+    """The fact lines' texts; ``by_object``: the one-object lines that share relation and object become one line
+    of their subjects, at the place of the first of them."""
+    subjects: dict[tuple[str, str], list[str]] = {}
+    for key, objects in lines.items():
+        if by_object and isinstance(key, tuple) and len(objects) == 1:
+            subjects.setdefault((key[1], objects[0]), []).append(key[0])
+    out, written = [], set()
+    for key, objects in lines.items():
+        if not isinstance(key, tuple):
+            out.append(objects[0])
+            continue
+        shared = subjects.get((key[1], objects[0])) if len(objects) == 1 else None
+        if shared is None or len(shared) == 1:
+            out.append(f"{key[0]} {key[1]} {'; '.join(objects)}")
+        elif (key[1], objects[0]) not in written:
+            written.add((key[1], objects[0]))
+            out.append(f"{'; '.join(shared)} {key[1]} {objects[0]}")
+    return out
 
 
 def _plain_fact(ev: Evidence, short: dict[str, str]) -> tuple[str, str, str] | None:
