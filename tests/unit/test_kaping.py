@@ -171,7 +171,7 @@ def test_grouped_facts_share_a_line_per_subject_and_relation():
 
 def test_grouped_facts_share_a_line_per_relation_and_object_when_alone_on_theirs():
     """Siblings at a subject's end (people of one nationality) are written once with their subjects; a fact that
-    already shares its line with other objects stays there, and the old layout is still there to be asked for."""
+    already shares its line with other objects stays there. Asked for only (kaping's "grouped_by_object")."""
     from kgrag.retrieval.triples import facts_text, triples_as_evidence
 
     kg = KnowledgeGraph.from_triples(
@@ -187,14 +187,14 @@ def test_grouped_facts_share_a_line_per_relation_and_object_when_alone_on_theirs
         ]
     )
     evidence = triples_as_evidence(kg, np.arange(8))
-    assert facts_text(evidence, grouped=True).splitlines() == [
+    assert facts_text(evidence, grouped=True, by_object=True).splitlines() == [
         "1. Willow Smith; Tina Turner; Joan Crawford nationality USA",
         "2. Willow Smith parents Jada Pinkett Smith",
         "3. Tina Turner profession Singer; Actor",
         "4. Joan Crawford profession Actor",
         "5. Harper Lee nationality Canada",
     ]
-    assert len(facts_text(evidence, grouped=True, by_object=False).splitlines()) == 7
+    assert len(facts_text(evidence, grouped=True).splitlines()) == 7  # by subject and relation only, unless asked
 
 
 def test_the_tree_layout_shows_a_two_hop_chain_from_the_topic_as_one_line(tmp_path):

@@ -272,7 +272,7 @@ def _linked(steps: Sequence[Step]) -> list[str]:
 
 
 GrammarSetting = Literal["auto", "on", "off"]
-FactsLayout = Literal["lines", "grouped", "subject_grouped", "tree"]
+FactsLayout = Literal["lines", "grouped", "grouped_by_object", "tree"]
 
 
 def use_grammar(setting: GrammarSetting, llm: LLM | None) -> bool:
@@ -373,8 +373,8 @@ def answer_from_facts(
     every answer stands on the evidence (:func:`ask_for_answers`); for a model that enforces grammars
     (:func:`use_grammar`).
 
-    ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line, and
-    lone facts sharing relation and object too), "subject_grouped" (the first kind of line only) or "tree" (paths
+    ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line),
+    "grouped_by_object" (and lone facts sharing relation and object on one line too) or "tree" (paths
     from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
     reads it from ``facts_intro``."""
     from kgrag.linking.answers import name_unnamed_answers
@@ -386,7 +386,8 @@ def answer_from_facts(
         arrows = '"A -[r]-> B": A r B; "A <-[r]- B": B r A'
         intro = f"Facts, as paths from the question's entities ({arrows}).{TREE_LAYOUT}"
     else:
-        facts = facts_text(evidence, grouped=layout in ("grouped", "subject_grouped"), by_object=layout == "grouped")
+        grouped, by_object = layout in ("grouped", "grouped_by_object"), layout == "grouped_by_object"
+        facts = facts_text(evidence, grouped=grouped, by_object=by_object)
         intro = 'Facts (one per line, "subject relation object"):'
     answers = ask_for_answers(
         method,

@@ -72,10 +72,11 @@ class KapingConfig(MethodConfig):
     # 190 / 280 / 738; university / family / catalogue 0.73 / 0.93 / 0.73 -> 0.73 / 0.87 / 0.87. The tree against
     # grouped: WebQSP proxy first 100 0.69 -> 0.67 (+4 / -6), university / family / catalogue 0.73 / 0.87 / 0.87
     # -> 0.80 / 0.80 / 0.80 (+2 / -3), at more prompt tokens (benchmarks/results/byokg_evidence_tree.json).
-    # Since 2026-12-03 "grouped" also writes the lone facts that share relation and object once, subjects first
-    # ("A; B; C nationality USA": the siblings whole-fact retrieval brings at a subject's end); "subject_grouped"
-    # is the layout before that (benchmarks/RESULTS.md)
-    evidence_format: Literal["grouped", "subject_grouped", "lines", "tree"] = "grouped"
+    # "grouped_by_object" also writes lone facts sharing relation and object once ("A; B; C nationality USA"):
+    # evaluated prompt tokens WebQSP proxy 444 -> 374, MetaQA 3-hop 754 -> 386, but Hit@1, paired, WebQSP first
+    # 100 0.69 -> 0.68 (+2 / -3), MetaQA first 50 per hop 1.00 / 0.70 / 0.54 -> 0.98 / 0.68 / 0.54: the model
+    # takes a line of subjects for the answer (benchmarks/results/kaping_grouped_by_object.json)
+    evidence_format: Literal["grouped", "grouped_by_object", "lines", "tree"] = "grouped"
     # the answer call may only name entities the facts show, under a grammar (as FRAG's does), so every answer
     # stands on the evidence; "auto": where the model enforces grammars (local llama.cpp models). Off by default:
     # the model can then no longer answer from its own knowledge where the facts are silent, which KAPING allows.

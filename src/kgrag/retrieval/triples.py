@@ -168,7 +168,7 @@ def _one_triple(ev: Evidence) -> bool:
     return len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2
 
 
-def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: bool = True) -> str:
+def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: bool = False) -> str:
     """Numbered fact lines for a prompt. A fact's dotted relation id (Freebase's
     ``people.person.place_of_birth``) keeps only the last segments that tell it apart from the other relations
     shown (``place of birth``): the namespace costs the local model ~6 prompt tokens a fact and tells it nothing
@@ -179,8 +179,10 @@ def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: b
     siblings along (:func:`whole_facts`), and repeating their subject and relation is most of what the model
     reads (kaping, WebQSP proxy first 100 dev questions: 664 → 444 evaluated prompt tokens, median). Siblings
     found at the subject's end (twenty people whose nationality is one country) are the same repetition the
-    other way round, so (``by_object``) the facts left alone on their line that share relation and object are
-    written once too, subjects first (``Veronica Lake; Tina Turner nationality United States of America``)."""
+    other way round; ``by_object`` writes the facts left alone on their line that share relation and object once
+    too, subjects first (``Veronica Lake; Tina Turner nationality United States of America``). Not kaping's
+    default: the 1.5B model takes such a list of subjects for the answer ("what movies was X an actor in" → the
+    films X *directed*, listed on one line; benchmarks/RESULTS.md)."""
     short = short_relation_names(ev.relations[0] for ev in evidence if _one_triple(ev) and "." in ev.relations[0])
     lines: dict[tuple[str, str] | int, list[str]] = {}
     for i, ev in enumerate(evidence):
