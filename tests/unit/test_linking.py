@@ -77,6 +77,16 @@ def test_part_of_a_hyphenated_word_is_not_a_mention(linker):
     assert [s.text for s in linker.find_mentions("who starred in Dog-Nail-Clipper")] == ["Dog-Nail-Clipper"]
 
 
+def test_the_word_naming_the_kind_of_answer_is_not_a_mention(linker):
+    """After which / what / whose one lower-case word says what is asked for: a tag called "police" is not the
+    topic of "which police films ...", nor by fuzzy match; written with a capital, or elsewhere, it is a name."""
+    assert [s.text for s in linker.find_mentions("which police films did Maurice Pialat direct")] == ["Maurice Pialat"]
+    assert [s.text for s in linker.find_mentions("name the films whose police also appear in Heat")] == ["Heat"]
+    assert [s.text for s in linker.find_mentions("which polise films are there")] == []
+    assert [s.text for s in linker.find_mentions("which Police scene was shot first")] == ["Police"]
+    assert [s.text for s in linker.find_mentions("films tagged police")] == ["police"]
+
+
 def test_typos_fall_back_to_fuzzy(linker):
     assert linker.link("Micheal Man")[0].name == "Michael Mann"
     spans = linker.find_mentions("what movies did Temura Morison act in")

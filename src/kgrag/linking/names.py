@@ -23,6 +23,11 @@ STOPWORDS = frozenset(
     some one two me my we us our you your i""".split()
 )
 
+# "Which team owns X?", "what genre is Heat": the word right after these names the kind of thing asked for,
+# not a thing the question starts from. A KG with tags or categories has an entity called "team" or "genre";
+# linked as the topic, it turns a question about something the KG lacks into an answer about the tag.
+ANSWER_KIND_CUES = frozenset({"which", "what", "whose"})
+
 
 class NameIndex:
     """Normalised entity names → entity ids; cached per KG (``NameIndex.of(kg)``)."""
@@ -115,11 +120,14 @@ class NameIndex:
 
     @staticmethod
     def _salience(question: str, toks: list[tuple[str, int, int]], i: int, j: int) -> float | None:
-        """Higher for longer matches written with capitals; ``None`` for a bare stop-word match."""
+        """Higher for longer matches written with capitals; ``None`` for a bare stop-word match, a small number
+        or one lower-case word right after "which" / "what" / "whose" (:data:`ANSWER_KIND_CUES`)."""
         words = [t for t, _, _ in toks[i:j]]
         capitals = sum(1 for n in range(i, j) if question[toks[n][1]].isupper() and (n > 0 or j - i > 1))
         if all(w in STOPWORDS for w in words) and capitals == 0:
             return None
         if all(w.isdigit() for w in words) and j - i == 1 and len(words[0]) < 3:
             return None  # "2 films" — small numbers are rarely entity mentions
+        if j - i == 1 and capitals == 0 and i > 0 and toks[i - 1][0] in ANSWER_KIND_CUES:
+            return None  # "which team ...": the kind of answer asked for, not a topic
         return (j - i) + 2.0 * capitals / (j - i) + 0.01 * (toks[j - 1][2] - toks[i][1])
