@@ -99,7 +99,7 @@ class HybridLinker:
         nothing the KG has."""
         toks = tokens_with_spans(question)
         best: dict[int, float] = {}
-        for i, j in _phrases(toks, 3):
+        for i, j in _phrases(toks, 3, question):
             for c in self.fuzzy.link(question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=cutoff):
                 best[c.entity] = max(best.get(c.entity, 0.0), c.score + 0.05 * (j - i - 1))
         return [self.kg.entities[e] for e in sorted(best, key=lambda e: (-best[e], e))[:k]]
@@ -123,7 +123,7 @@ class HybridLinker:
         return ids
 
 
-def _phrases(toks: list[tuple[str, int, int]], longest: int, question: str = "") -> Iterator[tuple[int, int]]:
+def _phrases(toks: list[tuple[str, int, int]], longest: int, question: str) -> Iterator[tuple[int, int]]:
     """Token ranges ``[i, j)`` of at most ``longest`` tokens worth looking up by fuzzy match: not all stopwords,
     at least four letters, not the one lower-case word that names the kind of answer ("which team")."""
     for i in range(len(toks)):
