@@ -11,7 +11,7 @@ from functools import cached_property
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.base import Candidate, LinkResult, Span
-from kgrag.linking.names import ANSWER_KIND_CUES, STOPWORDS, NameIndex
+from kgrag.linking.names import STOPWORDS, NameIndex, names_answer_kind
 from kgrag.linking.normalize import inside_compound, tokens_with_spans
 from kgrag.models.embeddings import Embedder
 
@@ -127,10 +127,8 @@ def _phrases(toks: list[tuple[str, int, int]], longest: int, question: str) -> I
     """Token ranges ``[i, j)`` of at most ``longest`` tokens worth looking up by fuzzy match: not all stopwords,
     at least four letters, not the one lower-case word that names the kind of answer ("which team")."""
     for i in range(len(toks)):
-        kind = i > 0 and toks[i - 1][0] in ANSWER_KIND_CUES and not question[toks[i][1] : toks[i][1] + 1].isupper()
-        for j in range(i + 1, min(len(toks), i + longest) + 1):
+        first = i + 2 if names_answer_kind(question, toks, i) else i + 1  # "which team": no phrase of "team" alone
+        for j in range(first, min(len(toks), i + longest) + 1):
             words = [t for t, _, _ in toks[i:j]]
-            if kind and j == i + 1:
-                continue
             if not all(w in STOPWORDS for w in words) and sum(len(w) for w in words) >= 4:
                 yield i, j

@@ -29,6 +29,12 @@ STOPWORDS = frozenset(
 ANSWER_KIND_CUES = frozenset({"which", "what", "whose"})
 
 
+def names_answer_kind(question: str, toks: list[tuple[str, int, int]], i: int) -> bool:
+    """Whether token ``i`` of ``question`` is a lower-case word right after one of :data:`ANSWER_KIND_CUES`:
+    alone, it is the kind of answer asked for, not a mention (exact or fuzzy)."""
+    return i > 0 and toks[i - 1][0] in ANSWER_KIND_CUES and not question[toks[i][1]].isupper()
+
+
 class NameIndex:
     """Normalised entity names → entity ids; cached per KG (``NameIndex.of(kg)``)."""
 
@@ -128,6 +134,6 @@ class NameIndex:
             return None
         if all(w.isdigit() for w in words) and j - i == 1 and len(words[0]) < 3:
             return None  # "2 films" — small numbers are rarely entity mentions
-        if j - i == 1 and capitals == 0 and i > 0 and toks[i - 1][0] in ANSWER_KIND_CUES:
+        if j - i == 1 and names_answer_kind(question, toks, i):
             return None  # "which team ...": the kind of answer asked for, not a topic
         return (j - i) + 2.0 * capitals / (j - i) + 0.01 * (toks[j - 1][2] - toks[i][1])
