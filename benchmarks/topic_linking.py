@@ -6,14 +6,23 @@ step without an LLM, in seconds: per set, the share of questions whose given top
 how many entities are linked a question, and every question's linked names (to diff two revisions).
 
     python benchmarks/topic_linking.py --pair KGDIR=SPEC [--pair KGDIR=SPEC ...] [--limit N] [--out FILE.json]
+        [--absent lower|capitalised|hyphenated]
 
 SPEC is a `kgrag eval` dataset (`metaqa:FILE`, `jsonl:FILE`, `webqsp:FILE`, ...). Sets without topics (the
 user-style KGs' questions) report only the linked names.
+
+`--absent STYLE` asks about things the KG does not have: in each question that spells its given topic out, the
+topic becomes a made-up name ("what movies did velmor quandish star in", "... Velmor Quandish ...", "...
+velmor-quandish ..."), and `nothing_linked` is the share of those questions that link no entity, so that every
+method withholds its answer (the other linked names are the entities such a question is wrongly taken to be about).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import random
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -26,12 +35,35 @@ from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
 from kgrag.retrieval.topics import resolve_topics
 
+SYLLABLES = "vel mor quan dish tra bek sul non zar pix lo fen gri dov ast ul".split()
 
-def link_set(kg_dir: str, spec: str, limit: int | None) -> dict:
+
+def made_up_name(rng: random.Random, style: str) -> str:
+    """Two made-up words of two or three syllables each, written lower case, capitalised or hyphenated."""
+    words = ["".join(rng.choice(SYLLABLES) for _ in range(rng.choice((2, 3)))) for _ in range(2)]
+    if style == "capitalised":
+        return " ".join(w.capitalize() for w in words)
+    return ("-" if style == "hyphenated" else " ").join(words)
+
+
+def absent_topic(ex, rng: random.Random, style: str):
+    """``ex`` with its given topic, where the question spells it out, replaced by a made-up name (else None)."""
+    for topic in ex.topic_entities:
+        found = re.search(rf"(?<!\w){re.escape(topic)}(?!\w)", ex.question, flags=re.IGNORECASE)
+        if found:
+            question = ex.question[: found.start()] + made_up_name(rng, style) + ex.question[found.end() :]
+            return dataclasses.replace(ex, question=question, answers=[], topic_entities=[])
+    return None
+
+
+def link_set(kg_dir: str, spec: str, limit: int | None, absent: str | None = None) -> dict:
     """The linking report of one (KG, dataset) pair."""
     kg = KnowledgeGraph.load(kg_dir)
     linker = HybridLinker(kg)
     examples = select(load_dataset(spec), limit=limit)
+    if absent:
+        rng = random.Random(0)
+        examples = [x for x in (absent_topic(ex, rng, absent) for ex in examples) if x is not None]
     rows, found, given = [], 0, 0
     for ex in examples:
         linked = [kg.entities[i] for i in resolve_topics(kg, ex.question, [], linker=linker)]
@@ -45,6 +77,7 @@ def link_set(kg_dir: str, spec: str, limit: int | None) -> dict:
         "n": len(rows),
         "given_topic_linked": round(found / given, 4) if given else None,
         "linked_per_question": round(statistics.mean(len(r["linked"]) for r in rows), 3) if rows else 0,
+        "nothing_linked": round(sum(not r["linked"] for r in rows) / len(rows), 4) if rows else None,
         "questions": rows,
     }
 
@@ -54,15 +87,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", action="append", required=True, metavar="KGDIR=SPEC")
     parser.add_argument("--limit", type=int, default=None, help="first N questions per group")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--absent", choices=("lower", "capitalised", "hyphenated"), default=None)
     args = parser.parse_args(argv)
     sets = {}
     for pair in args.pair:
         kg_dir, sep, spec = pair.partition("=")
         if not sep:
             parser.error(f"--pair is KGDIR=SPEC, got {pair!r}")
-        report = link_set(kg_dir, spec, args.limit)
+        report = link_set(kg_dir, spec, args.limit, args.absent)
         sets[pair] = report
-        print(f"{pair}: n={report['n']} given topic linked={report['given_topic_linked']}", file=sys.stderr)
+        shares = f"given topic linked={report['given_topic_linked']} nothing linked={report['nothing_linked']}"
+        print(f"{pair}: n={report['n']} {shares}", file=sys.stderr)
     emit_json({"command": " ".join(["python benchmarks/topic_linking.py", *sys.argv[1:]]), "sets": sets}, args.out)
     return 0
 

@@ -87,6 +87,31 @@ def test_the_word_naming_the_kind_of_answer_is_not_a_mention(linker):
     assert [s.text for s in linker.find_mentions("films tagged police")] == ["police"]
 
 
+def test_a_near_miss_is_not_taken_when_the_name_the_user_wrote_matches_nothing(tmp_path):
+    """A KG with a tag "own" and a film "Heat": "owns" is a near miss of the tag, but when the name the question
+    spells out (hyphenated, or capitalised) matches nothing, the question is about something the KG lacks, and
+    the near miss is not its topic. A near miss of the written name itself still links."""
+    kg = KnowledgeGraph.from_triples(
+        [
+            ("Some Film", "has_tags", "own"),
+            ("Heat", "directed_by", "Michael Mann"),
+            ("Star!", "starred_actors", "Julie Andrews"),
+            ("The Factory", "starred_actors", "John Cusack"),
+        ]
+    )
+    linker = HybridLinker(kg, use_embedding=False)
+    assert [s.text for s in linker.find_mentions("which team owns the warp-drive-service")] == []
+    assert [s.text for s in linker.find_mentions("Who owns Heet Wave?")] == []
+    assert [s.text for s in linker.find_mentions("what films did Velmor Quandish star in")] == []  # not "Star!"
+    assert linker.find_mentions("what films did Julie Andrews star in")[0].text == "Julie Andrews"
+    assert linker.unmatched_names("what films did Velmor Quandish star in") == ["Velmor Quandish"]
+    # a phrase near a name only in its stop words is no near miss ("the actor" ~ "The Factory")
+    assert [s.text for s in linker.find_mentions("who was the actor")] == []
+    # every written name links (a typo of it): near misses elsewhere stay as they were, as with nothing written
+    assert [s.text for s in linker.find_mentions("which films does someone who owns Hheat like")] == ["Hheat", "owns"]
+    assert [s.text for s in linker.find_mentions("which team owns the service")] == ["owns"]
+
+
 def test_typos_fall_back_to_fuzzy(linker):
     assert linker.link("Micheal Man")[0].name == "Michael Mann"
     spans = linker.find_mentions("what movies did Temura Morison act in")

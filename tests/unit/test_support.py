@@ -87,7 +87,17 @@ def test_no_made_up_answer_for_an_entity_the_kg_does_not_have(tmp_path):
         answer = get_method(name)(kg, llm=llm, embedder=load_embedder("static")).answer(question)
         assert answer.answers == [] and not answer.grounded, name
         assert "no entity of the question was found in the KG" in (answer.abstained or ""), name
+        assert "nothing is called 'warp-drive-service'" in (answer.abstained or ""), name
         assert answer.usage.llm_calls == 0 and answer.trace[-1].outputs["skipped"], name
+    for name in ("byokg", "byokg-scoring"):
+        # KG-Linker copies the name the question wrote; the KG lacks it, so nothing stands in for it (an embedding
+        # neighbour such as "Some Mother's Son" for "Warp-Drive-Service") and the unsupported answer is withheld
+        reply = "<entities>Warp-Drive-Service</entities><answers>Starfleet</answers>"
+        llm = ScriptedLLM({"rules": [{"prompt": "byokg_linker", "response": reply}], "default": "<answers>Heat"})
+        answer = get_method(name)(kg, llm=llm, iterations=1).answer(question)
+        link = next(s for s in answer.trace if s.name == "link")
+        assert link.outputs["links"]["Warp-Drive-Service"] == [] and link.outputs["question_entities"] == [], name
+        assert answer.answers == [] and "no entity of the question was found" in (answer.abstained or ""), name
     for name in ("frag", "kaping"):
         # the question names an entity the KG has, and the model echoes the question's other words
         llm = ScriptedLLM({"default": "<answers>Warp Drive Service</answers>"})

@@ -6,18 +6,20 @@ embedding cosine × 0.9 — so an exact hit always outranks a near miss.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import cached_property
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.base import Candidate, LinkResult, Span
 from kgrag.linking.names import STOPWORDS, NameIndex, names_answer_kind
-from kgrag.linking.normalize import inside_compound, tokens_with_spans
+from kgrag.linking.normalize import inside_compound, normalize, tokens_with_spans
 from kgrag.models.embeddings import Embedder
 
 FUZZY_WEIGHT = 0.95
 EMBEDDING_WEIGHT = 0.9
 FUZZY_MENTION_CUTOFF = 85.0
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
 
 
 class HybridLinker:
@@ -64,17 +66,25 @@ class HybridLinker:
         return ranked[:k]
 
     def find_mentions(self, question: str, k: int | None = None) -> list[Span]:
-        """Entity mentions in free text, most likely first (exact names; fuzzy n-grams when none match)."""
+        """Entity mentions in free text, most likely first (exact names; fuzzy n-grams when none match); no lone
+        lower-case word outside the names the user wrote when one of those matches nothing
+        (:meth:`unmatched_names`)."""
         k = k or self.m
-        spans = self.names.find_mentions(question, k)
-        return spans if spans else self._fuzzy_mentions(question, k)
+        spans = self.names.find_mentions(question, k) or self._fuzzy_mentions(question, k)
+        if spans and self.unmatched_names(question, spans):
+            # "Which team owns the warp-drive-service?", "what films did Velmor Quandish star in": a name the
+            # user wrote matches nothing, so a lone lower-case word that does ("owns" ~ the tag "own", "star" =
+            # the film "Star!") is a word of the question, not what it is about
+            named = written_names(question, tokens_with_spans(question))
+            spans = [s for s in spans if not _lone_word(s) or any(_overlap(n, (s.start, s.end)) for n in named)]
+        return spans
 
     def _fuzzy_mentions(self, question: str, k: int) -> list[Span]:
         toks = tokens_with_spans(question)
         found: list[tuple[float, int, int, list[Candidate]]] = []
         for i, j in _phrases(toks, min(self.names.max_tokens, 5), question):
-            if inside_compound(question, toks[i][1], toks[j - 1][2]):
-                continue
+            if inside_compound(question, toks[i][1], toks[j - 1][2]) or {toks[i][0], toks[j - 1][0]} & STOPWORDS:
+                continue  # "the actor" ~ "The Factory", "what language" ~ "Swati Language": near only in the edge
             cands = self.fuzzy.link(
                 question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False
             )
@@ -104,6 +114,29 @@ class HybridLinker:
                 best[c.entity] = max(best.get(c.entity, 0.0), c.score + 0.05 * (j - i - 1))
         return [self.kg.entities[e] for e in sorted(best, key=lambda e: (-best[e], e))[:k]]
 
+    def unmatched_names(self, question: str, spans: list[Span] | None = None) -> list[str]:
+        """The names the user wrote (:func:`written_names`) that match nothing in the KG, exactly, in part, or
+        nearly, and are no part of a mention found (``spans``, found here when not given; "Chamber" in "Harry
+        Potter and the Chamber of Secrets"): what the question is about is then not in the KG."""
+        if spans is None:
+            spans = self.names.find_mentions(question, self.m) or self._fuzzy_mentions(question, self.m)
+        out = []
+        for start, end in written_names(question, tokens_with_spans(question)):
+            if any(_overlap((start, end), (s.start, s.end)) for s in spans):
+                continue
+            text = question[start:end]
+            near = self.fuzzy.link(text, 1, score_cutoff=FUZZY_MENTION_CUTOFF)
+            if not (near or self.names.find_mentions(text, 1)):
+                out.append(text)
+        return out
+
+    def not_mentions(self, question: str) -> set[str]:
+        """Normal forms of what in ``question`` is no entity to start from, for names others pick from it (an
+        LLM's): the word naming the kind of answer ("which team") and the :meth:`unmatched_names`."""
+        toks = tokens_with_spans(question)
+        kinds = {toks[i][0] for i in range(len(toks)) if names_answer_kind(question, toks, i)}
+        return kinds | {normalize(n) for n in self.unmatched_names(question)}
+
     def link_text(self, text: str, k: int | None = None) -> LinkResult:
         """``find_mentions`` with a reason instead of an exception for empty or mention-less input."""
         if not text or not text.strip():
@@ -132,3 +165,30 @@ def _phrases(toks: list[tuple[str, int, int]], longest: int, question: str) -> I
             words = [t for t, _, _ in toks[i:j]]
             if not all(w in STOPWORDS for w in words) and sum(len(w) for w in words) >= 4:
                 yield i, j
+
+
+def written_names(question: str, toks: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
+    """Character spans the user wrote as names: runs of capitalised words (the question's first word only as
+    part of a longer run, and not a stop word) and hyphenated compounds ("warp-drive-service")."""
+    names = [(m.start(), m.end()) for m in _COMPOUND.finditer(question)]
+    run: list[int] = []
+    for n, (word, start, _) in enumerate([*toks, ("", len(question), len(question))]):
+        gap = question[toks[run[-1]][2] : start] if run else ""
+        adjacent = bool(run) and (gap.isspace() or not any(c.isspace() for c in gap))  # "Dave O'Brien"
+        capital = n < len(toks) and question[start].isupper() and not (n == 0 and word in STOPWORDS)
+        if capital and (adjacent or not run):
+            run.append(n)
+            continue
+        if run and (run[0] > 0 or len(run) > 1):
+            names.append((toks[run[0]][1], toks[run[-1]][2]))
+        run = [n] if capital else []
+    return names
+
+
+def _lone_word(span: Span) -> bool:
+    """One lower-case word: the weakest mention, often a word of the question that a KG also has as a name."""
+    return " " not in span.text.strip() and not span.text[:1].isupper()
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]

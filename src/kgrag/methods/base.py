@@ -153,7 +153,7 @@ class Method(ABC):
         made_up = echoes(self.kg, question, answers, support)
         answers = [a for a in answers if a not in made_up]
         if self._no_entity_found(topic_entities, trace) and not support:
-            answers, abstained = [], "no entity of the question was found in the KG" + _closest_names(self.kg, question)
+            answers, abstained = [], _no_entity_reason(self.kg, question)
         elif made_up and not answers:
             abstained = f"the model only repeated the question's words ({'; '.join(made_up)})"
         reply = next((c.token_logprobs for c in reversed(calls) if c.token_logprobs is not None), None)
@@ -257,12 +257,16 @@ def found_no_entity(steps: Sequence[Step]) -> bool:
     return looked and not _linked(steps)
 
 
-def _closest_names(kg: KnowledgeGraph, question: str) -> str:
-    """ "; closest names in the KG: 'A', 'B'" for an abstention message, or "" when nothing is close."""
+def _no_entity_reason(kg: KnowledgeGraph, question: str) -> str:
+    """The abstention message when no entity of the question is in the KG: the names the user wrote that match
+    nothing, and the closest names the KG has."""
     from kgrag.linking.hybrid import HybridLinker
 
-    names = HybridLinker(kg, use_embedding=False).suggestions(question)
-    return f"; closest names in the KG: {', '.join(repr(n) for n in names)}" if names else ""
+    linker = HybridLinker(kg, use_embedding=False)
+    missing, names = linker.unmatched_names(question), linker.suggestions(question)
+    reason = "no entity of the question was found in the KG"
+    reason += f" (nothing is called {' or '.join(repr(n) for n in missing)})" if missing else ""
+    return reason + (f"; closest names in the KG: {', '.join(repr(n) for n in names)}" if names else "")
 
 
 def _linked(steps: Sequence[Step]) -> list[str]:

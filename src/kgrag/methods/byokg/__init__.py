@@ -35,6 +35,7 @@ from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.algorithms.shortest_paths import shortest_paths
 from kgrag.graph.property_graph import stored_mapping
 from kgrag.linking.hybrid import HybridLinker
+from kgrag.linking.normalize import normalize
 from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities, registry
 from kgrag.methods.byokg.agentic import agentic_traversal
 from kgrag.methods.byokg.artifacts import Artifacts
@@ -207,6 +208,12 @@ class BYOKG(Method):
                     break
         return context, drafts
 
+    def _no_entity_found(self, topic_entities: Sequence[str] | None, trace: Trace) -> bool:
+        """No entity given, and none linked (``question_entities``) in any round from KG-Linker's names or the
+        question's mentions: an answer without support is then withheld (:meth:`Method.answer`)."""
+        rounds = [s.outputs.get("question_entities") for s in trace.steps if s.name == "link"]
+        return not topic_entities and bool(rounds) and not any(rounds)
+
     def _given_topics(self, question: str, topics: list[str], trace: Trace) -> list[int]:
         if not topics:
             return []
@@ -246,8 +253,9 @@ class BYOKG(Method):
         with trace.step("link", entities=art.entities, answers=art.answers) as step:
             entities = list(given)
             links: dict[str, list[str]] = {}
-            for name in art.entities:
-                cands = self.linker.link(name, cfg.link_top_m)
+            absent = self.linker.not_mentions(question) if art.entities else set()
+            for name in art.entities:  # "which team" or a name the KG lacks ("warp-drive-service"): no stand-in
+                cands = [] if normalize(name) in absent else self.linker.link(name, cfg.link_top_m)
                 links[name] = [c.name for c in cands]
                 entities.extend(c.entity for c in cands)
             if not entities and round_no == 1:  # KG-Linker found none: the question's own mentions
