@@ -107,9 +107,28 @@ def test_a_near_miss_is_not_taken_when_the_name_the_user_wrote_matches_nothing(t
     assert linker.unmatched_names("what films did Velmor Quandish star in") == ["Velmor Quandish"]
     # a phrase near a name only in its stop words is no near miss ("the actor" ~ "The Factory")
     assert [s.text for s in linker.find_mentions("who was the actor")] == []
-    # every written name links (a typo of it): near misses elsewhere stay as they were, as with nothing written
-    assert [s.text for s in linker.find_mentions("which films does someone who owns Hheat like")] == ["Hheat", "owns"]
+    # the written name links (a typo of it) and is the topic, not a lone word beside it; with nothing written,
+    # the lone word is all there is
+    assert [s.text for s in linker.find_mentions("which films does someone who owns Hheat like")] == ["Hheat"]
     assert [s.text for s in linker.find_mentions("which team owns the service")] == ["owns"]
+    # near a part of a written name is another thing ("Hheat Lovel" is not the film "Heat")
+    assert [s.text for s in linker.find_mentions("what did Hheat Lovel direct")] == []
+
+
+def test_a_lone_word_spelled_like_a_relation_is_not_a_mention():
+    """A KG with a tag "director" and a film "Actors": the question's "director" / "actor" say how things relate
+    (``directed_by``, ``starred_actors``), whatever else the KG calls so."""
+    kg = KnowledgeGraph.from_triples(
+        [
+            ("Heat", "directed_by", "Michael Mann"),
+            ("Actors", "starred_actors", "Al Pacino"),
+            ("Heat", "has_tags", "director"),
+        ]
+    )
+    linker = HybridLinker(kg, use_embedding=False)
+    assert [s.text for s in linker.find_mentions("who is the director of Heat")] == ["Heat"]
+    assert [s.text for s in linker.find_mentions("what movies was velmor quandish an actor in")] == []
+    assert [s.text for s in linker.find_mentions("films tagged heat")] == ["heat"]  # no relation reads "heat"
 
 
 def test_typos_fall_back_to_fuzzy(linker):

@@ -13,7 +13,7 @@ from functools import cached_property
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.base import Candidate, LinkResult, Span
 from kgrag.linking.names import STOPWORDS, NameIndex, names_answer_kind
-from kgrag.linking.normalize import inside_compound, normalize, tokens_with_spans
+from kgrag.linking.normalize import inside_compound, normalize, tokens, tokens_with_spans
 from kgrag.models.embeddings import Embedder
 
 FUZZY_WEIGHT = 0.95
@@ -67,27 +67,43 @@ class HybridLinker:
 
     def find_mentions(self, question: str, k: int | None = None) -> list[Span]:
         """Entity mentions in free text, most likely first (exact names; fuzzy n-grams when none match); no lone
-        lower-case word outside the names the user wrote when one of those matches nothing
-        (:meth:`unmatched_names`)."""
+        lower-case word that reads as a relation of the KG (:meth:`_relation_word`), nor one outside the names the
+        user wrote when one of those matches nothing (:meth:`unmatched_names`)."""
         k = k or self.m
-        spans = self.names.find_mentions(question, k) or self._fuzzy_mentions(question, k)
-        if spans and self.unmatched_names(question, spans):
-            # "Which team owns the warp-drive-service?", "what films did Velmor Quandish star in": a name the
-            # user wrote matches nothing, so a lone lower-case word that does ("owns" ~ the tag "own", "star" =
-            # the film "Star!") is a word of the question, not what it is about
-            named = written_names(question, tokens_with_spans(question))
+        spans = [s for s in self.names.find_mentions(question, k) if not self._relation_word(s)]
+        spans = spans or [s for s in self._fuzzy_mentions(question, k) if not self._relation_word(s)]
+        named = written_names(question, tokens_with_spans(question)) if spans else []
+        if named:
             spans = [s for s in spans if not _lone_word(s) or any(_overlap(n, (s.start, s.end)) for n in named)]
+            if spans and self.unmatched_names(question, spans):
+                spans = [s for s in spans if any(_overlap(n, (s.start, s.end)) for n in named)]
         return spans
+
+    @cached_property
+    def relation_words(self) -> frozenset[str]:
+        """The words of the KG's relation names ("directed", "actors" in ``directed_by``, ``starred_actors``)."""
+        return frozenset(w for r in self.kg.relations for w in tokens(r.replace(".", " ")) if len(w) >= 4)
+
+    def _relation_word(self, span: Span) -> bool:
+        """A lone lower-case word spelled like a word of a relation name but for its last two letters ("director"
+        ~ ``directed_by``, "actor" ~ ``starred_actors``): the question saying how things relate, even where the
+        KG also has a tag or a film of that name ("director", "Star!")."""
+        if not _lone_word(span):
+            return False
+        word = normalize(span.text)
+        return any(_same_stem(word, w) for w in self.relation_words if w[:4] == word[:4])
 
     def _fuzzy_mentions(self, question: str, k: int) -> list[Span]:
         toks = tokens_with_spans(question)
+        named = written_names(question, toks)
         found: list[tuple[float, int, int, list[Candidate]]] = []
         for i, j in _phrases(toks, min(self.names.max_tokens, 5), question):
-            if inside_compound(question, toks[i][1], toks[j - 1][2]) or {toks[i][0], toks[j - 1][0]} & STOPWORDS:
+            start, end = toks[i][1], toks[j - 1][2]
+            if inside_compound(question, start, end) or {toks[i][0], toks[j - 1][0]} & STOPWORDS:
                 continue  # "the actor" ~ "The Factory", "what language" ~ "Swati Language": near only in the edge
-            cands = self.fuzzy.link(
-                question[toks[i][1] : toks[j - 1][2]], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False
-            )
+            if any(_overlap(n, (start, end)) and not start <= n[0] <= n[1] <= end for n in named):
+                continue  # near a part of a name the user wrote ("Lovel" of "Fenbek Lovel" ~ "Love"): another thing
+            cands = self.fuzzy.link(question[start:end], k, score_cutoff=FUZZY_MENTION_CUTOFF, full_scan=False)
             if cands:
                 found.append((cands[0].score + 0.01 * (j - i), i, j, cands))
         found.sort(key=lambda f: -f[0])
@@ -188,6 +204,12 @@ def written_names(question: str, toks: list[tuple[str, int, int]]) -> list[tuple
 def _lone_word(span: Span) -> bool:
     """One lower-case word: the weakest mention, often a word of the question that a KG also has as a name."""
     return " " not in span.text.strip() and not span.text[:1].isupper()
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` share all but at most their last two letters (and at least four)."""
+    common = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return common >= 4 and common >= max(len(a), len(b)) - 2
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
