@@ -128,6 +128,7 @@ def test_a_lone_word_spelled_like_a_relation_is_not_a_mention():
     linker = HybridLinker(kg, use_embedding=False)
     assert [s.text for s in linker.find_mentions("who is the director of Heat")] == ["Heat"]
     assert [s.text for s in linker.find_mentions("what movies was velmor quandish an actor in")] == []
+    assert [s.text for s in linker.find_mentions("what did velmor quandish star in")] == []  # ~ starred_actors
     assert [s.text for s in linker.find_mentions("films tagged heat")] == ["heat"]  # no relation reads "heat"
 
 

@@ -85,9 +85,10 @@ class HybridLinker:
         return frozenset(w for r in self.kg.relations for w in tokens(r.replace(".", " ")) if len(w) >= 4)
 
     def _relation_word(self, span: Span) -> bool:
-        """A lone lower-case word spelled like a word of a relation name but for its last two letters ("director"
-        ~ ``directed_by``, "actor" ~ ``starred_actors``): the question saying how things relate, even where the
-        KG also has a tag or a film of that name ("director", "Star!")."""
+        """A lone lower-case word spelled like a word of a relation name but for its last two letters, or its
+        beginning ("director" ~ ``directed_by``, "actor" ~ ``starred_actors``, "star" ~ ``starred_actors``): the
+        question saying how things relate, even where the KG also has a tag or a film of that name ("director",
+        "Star!")."""
         if not _lone_word(span):
             return False
         word = normalize(span.text)
@@ -207,9 +208,10 @@ def _lone_word(span: Span) -> bool:
 
 
 def _same_stem(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` share all but at most their last two letters (and at least four)."""
+    """Whether ``a`` and ``b`` share all but at most their last two letters, or ``a`` begins ``b`` ("star",
+    ``starred``), in at least four letters."""
     common = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    return common >= 4 and common >= max(len(a), len(b)) - 2
+    return common >= 4 and (common >= max(len(a), len(b)) - 2 or common == len(a))
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
