@@ -11,10 +11,11 @@ how many entities are linked a question, and every question's linked names (to d
 SPEC is a `kgrag eval` dataset (`metaqa:FILE`, `jsonl:FILE`, `webqsp:FILE`, ...). Sets without topics (the
 user-style KGs' questions) report only the linked names.
 
-`--absent STYLE` asks about things the KG does not have: in each question that spells its given topic out, the
-topic becomes a made-up name ("what movies did velmor quandish star in", "... Velmor Quandish ...", "...
-velmor-quandish ..."), and `nothing_linked` is the share of those questions that link no entity, so that every
-method withholds its answer (the other linked names are the entities such a question is wrongly taken to be about).
+`--absent STYLE` asks about things the KG does not have: in each question that spells its given topic out (in
+a set without topics: each entity its text links), the topic becomes a made-up name ("what movies did velmor
+quandish star in", "... Velmor Quandish ...", "... velmor-quandish ..."), and `nothing_linked` is the share of
+those questions that link no entity, so that every method withholds its answer (the other linked names are the
+entities such a question is wrongly taken to be about).
 """
 
 from __future__ import annotations
@@ -46,14 +47,21 @@ def made_up_name(rng: random.Random, style: str) -> str:
     return ("-" if style == "hyphenated" else " ").join(words)
 
 
-def absent_topic(ex, rng: random.Random, style: str):
-    """``ex`` with its given topic, where the question spells it out, replaced by a made-up name (else None)."""
+def absent_topic(ex, rng: random.Random, style: str, linker: HybridLinker):
+    """``ex`` with its given topic, where the question spells it out, replaced by a made-up name; without given
+    topics, every entity the question's text links replaced (else None)."""
+    spans = [(s.start, s.end) for s in linker.find_mentions(ex.question)] if not ex.topic_entities else []
     for topic in ex.topic_entities:
         found = re.search(rf"(?<!\w){re.escape(topic)}(?!\w)", ex.question, flags=re.IGNORECASE)
         if found:
-            question = ex.question[: found.start()] + made_up_name(rng, style) + ex.question[found.end() :]
-            return dataclasses.replace(ex, question=question, answers=[], topic_entities=[])
-    return None
+            spans = [found.span()]
+            break
+    if not spans:
+        return None
+    question = ex.question
+    for start, end in sorted(spans, reverse=True):
+        question = question[:start] + made_up_name(rng, style) + question[end:]
+    return dataclasses.replace(ex, question=question, answers=[], topic_entities=[])
 
 
 def link_set(kg_dir: str, spec: str, limit: int | None, absent: str | None = None) -> dict:
@@ -63,7 +71,7 @@ def link_set(kg_dir: str, spec: str, limit: int | None, absent: str | None = Non
     examples = select(load_dataset(spec), limit=limit)
     if absent:
         rng = random.Random(0)
-        examples = [x for x in (absent_topic(ex, rng, absent) for ex in examples) if x is not None]
+        examples = [x for x in (absent_topic(ex, rng, absent, linker) for ex in examples) if x is not None]
     rows, found, given = [], 0, 0
     for ex in examples:
         linked = [kg.entities[i] for i in resolve_topics(kg, ex.question, [], linker=linker)]
