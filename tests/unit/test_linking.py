@@ -115,6 +115,24 @@ def test_a_near_miss_is_not_taken_when_the_name_the_user_wrote_matches_nothing(t
     assert [s.text for s in linker.find_mentions("what did Hheat Lovel direct")] == []
 
 
+def test_written_names_are_capitalised_runs_with_their_particles_and_hyphenated_compounds():
+    from kgrag.linking.hybrid import written_names
+    from kgrag.linking.normalize import tokens_with_spans
+
+    def names(q: str) -> list[str]:
+        return [q[a:b] for a, b in written_names(q, tokens_with_spans(q))]
+
+    assert names("Who is the dean of the Faculty of Arts?") == ["Faculty of Arts"]
+    assert names("Who wrote Lord of the Rings and Dave O'Brien's films") == ["Lord of the Rings", "Dave O'Brien"]
+    assert names("Did Tom Hanks, Meg Ryan or the warp-drive-service star") == [
+        "warp-drive-service",
+        "Tom Hanks",
+        "Meg Ryan",
+    ]
+    assert names("Heat was directed by whom") == [] and names("Heat Wave was made by whom") == ["Heat Wave"]
+    assert names("what language do ukrainian people speak") == []
+
+
 def test_a_lone_word_spelled_like_a_relation_is_not_a_mention():
     """A KG with a tag "director" and a film "Actors": the question's "director" / "actor" say how things relate
     (``directed_by``, ``starred_actors``), whatever else the KG calls so."""

@@ -20,6 +20,8 @@ FUZZY_WEIGHT = 0.95
 EMBEDDING_WEIGHT = 0.9
 FUZZY_MENTION_CUTOFF = 85.0
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+# lower-case words inside names ("Faculty of Arts", "Joaquim de Almeida", "Lord of the Rings")
+NAME_PARTICLES = frozenset("of the de la le du des von van der den del da di dos y".split())
 
 
 class HybridLinker:
@@ -185,20 +187,33 @@ def _phrases(toks: list[tuple[str, int, int]], longest: int, question: str) -> I
 
 
 def written_names(question: str, toks: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
-    """Character spans the user wrote as names: runs of capitalised words (the question's first word only as
-    part of a longer run, and not a stop word) and hyphenated compounds ("warp-drive-service")."""
+    """Character spans the user wrote as names: runs of capitalised words, joined by up to two lower-case name
+    particles ("Faculty of Arts", "Lord of the Rings"; the question's first word only as part of a longer run,
+    and not a stop word), and hyphenated compounds ("warp-drive-service")."""
     names = [(m.start(), m.end()) for m in _COMPOUND.finditer(question)]
-    run: list[int] = []
-    for n, (word, start, _) in enumerate([*toks, ("", len(question), len(question))]):
-        gap = question[toks[run[-1]][2] : start] if run else ""
-        adjacent = bool(run) and (gap.isspace() or not any(c.isspace() for c in gap))  # "Dave O'Brien"
-        capital = n < len(toks) and question[start].isupper() and not (n == 0 and word in STOPWORDS)
-        if capital and (adjacent or not run):
-            run.append(n)
+
+    def joined(a: int, b: int) -> bool:  # "Dave O'Brien": no space, or only spaces, between tokens a and b
+        gap = question[toks[a][2] : toks[b][1]]
+        return gap.isspace() or not any(c.isspace() for c in gap)
+
+    capital = [question[s].isupper() and not (n == 0 and w in STOPWORDS) for n, (w, s, _) in enumerate(toks)]
+    n = 0
+    while n < len(toks):
+        if not capital[n]:
+            n += 1
             continue
-        if run and (run[0] > 0 or len(run) > 1):
-            names.append((toks[run[0]][1], toks[run[-1]][2]))
-        run = [n] if capital else []
+        end = n
+        while True:
+            nxt = end + 1
+            while nxt < len(toks) and nxt - end <= 2 and not capital[nxt] and toks[nxt][0] in NAME_PARTICLES:
+                nxt += 1
+            if nxt < len(toks) and capital[nxt] and all(joined(m, m + 1) for m in range(end, nxt)):
+                end = nxt
+            else:
+                break
+        if n > 0 or end > n:
+            names.append((toks[n][1], toks[end][2]))
+        n = end + 1
     return names
 
 
