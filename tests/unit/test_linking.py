@@ -177,6 +177,7 @@ def test_bad_input_gives_reasons_not_exceptions(linker):
     assert linker.link_text("   ").mentions == []
     result = linker.link_text("zzzz qqqq xxxx")
     assert result.mentions == [] and "no entity" in result.reason
+    assert "nothing is called 'Zorbix Station'" in linker.link_text("who runs Zorbix Station").reason
     assert linker.link("") == [] and linker.link("   ") == []
     assert result.as_json() == {"text": "zzzz qqqq xxxx", "mentions": [], "reason": result.reason}
 

@@ -2,6 +2,11 @@
 
 Scores are comparable across strategies: 1.0 verbatim name, 0.98 normalised name, fuzzy similarity × 0.95,
 embedding cosine × 0.9 — so an exact hit always outranks a near miss.
+
+Mention finding also knows what in a question is no topic: the word naming the kind of answer ("which team"),
+a lone lower-case word spelled like one of the KG's relations ("director", ``directed_by``) or standing beside
+names the user wrote, and — when a written name ("Faculty of Arts", "warp-drive-service") matches nothing —
+anything outside written names: the question is then about something the KG lacks, and methods say so.
 """
 
 from __future__ import annotations
@@ -162,7 +167,9 @@ class HybridLinker:
             return LinkResult(text or "", [], "empty text")
         spans = self.find_mentions(text, k)
         if not spans:
-            return LinkResult(text, [], "no entity of the KG is mentioned (no exact or close name match)")
+            missing = self.unmatched_names(text, [])
+            named = f"; nothing is called {' or '.join(repr(n) for n in missing)}" if missing else ""
+            return LinkResult(text, [], f"no entity of the KG is mentioned (no exact or close name match{named})")
         return LinkResult(text, spans)
 
     def link_topics(self, names: list[str], k: int = 1) -> list[int]:
