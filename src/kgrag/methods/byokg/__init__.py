@@ -40,7 +40,7 @@ from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities
 from kgrag.methods.byokg.agentic import agentic_traversal
 from kgrag.methods.byokg.artifacts import Artifacts
 from kgrag.methods.byokg.config import BYOKGAgenticConfig, BYOKGConfig, BYOKGScoringConfig
-from kgrag.methods.byokg.context import Context, numbered
+from kgrag.methods.byokg.context import Context, drafts_that_stand, numbered
 from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
 from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
 from kgrag.methods.byokg.triple_scoring import best_triples, graph_rerank, text_retrieval
@@ -75,11 +75,9 @@ class BYOKG(Method):
 
     @cached_property
     def reranker(self) -> Any:
-        if not self.config.reranker:
-            return None
-        from kgrag.models.rerankers import load_reranker
+        from kgrag.models.rerankers import load_reranker  # the module is light; a model loads only when named
 
-        return load_reranker(self.config.reranker)
+        return load_reranker(self.config.reranker) if self.config.reranker else None
 
     @cached_property
     def backend(self) -> Any:
@@ -136,6 +134,10 @@ class BYOKG(Method):
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         cfg = self.config
         context, drafts = self._gather(question, topic_entities, trace)
+        if stood := drafts_that_stand(trace.steps) if cfg.answer_supported_drafts else []:
+            with trace.step("answer", skipped="KG-Linker's draft answers stand on the evidence") as step:
+                step.outputs["answers"] = stood
+            return stood, context.ordered()
         shown = context.shown(cfg.context_items, reached_only=cfg.answer_reached_only)
         with trace.step("answer", context_items=len(shown)) as step:
             answers = ask_for_answers(

@@ -18,6 +18,9 @@ class BYOKGConfig(MethodConfig):
     # iterative process (Algorithm 2)
     iterations: Annotated[int, ClientRange(1, 4)] = 2  # T_R
     self_terminate: bool = True
+    # when the rounds stop because KG-Linker's draft answers stand on the evidence, they are the answer and the
+    # answer call is not made (one LLM call fewer); off, the paper's answer call reads the evidence
+    answer_supported_drafts: bool = False
     context_items: Annotated[int, ClientRange(1, 100)] = (
         30  # evidence lines shown to KG-Linker and to the final answer call
     )

@@ -12,7 +12,7 @@ from typing import Any
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.normalize import normalize
 from kgrag.retrieval.evidence_tree import rooted_tree_text
-from kgrag.types import Evidence
+from kgrag.types import Evidence, Step
 
 # Order in which sources fill a prompt's context (round-robin between them, best first within each).
 SOURCE_ORDER = ("cypher", "path", "agentic", "shortest_path", "reranker", "text")
@@ -131,3 +131,10 @@ class Context:
             if direct or fact:
                 keys.update(names)
         return [a for a in drafts if normalize(a) in keys - anchors]
+
+
+def drafts_that_stand(steps: Sequence[Step]) -> list[str]:
+    """KG-Linker's draft answers that the evidence supported when the rounds stopped (the last
+    ``self_terminate`` step's ``supported``), in KG-Linker's order; empty when the rounds ran out instead."""
+    stop = next((s for s in reversed(steps) if s.name == "self_terminate"), None)
+    return list(stop.outputs.get("supported") or []) if stop is not None else []
