@@ -214,6 +214,21 @@ def test_self_termination_and_iterations_are_settings(kg):
     assert calls(one, "byokg_linker") == 1
 
 
+def test_draft_answers_that_stand_on_the_evidence_can_be_the_answer(kg):
+    """With answer_supported_drafts, KG-Linker's first-round draft that its path reaches ends the rounds and is
+    the answer, without the answer call; a draft nothing supports still goes to the answer call."""
+    stood = get_method("byokg-scoring")(
+        kg, llm=script(final="<answers>Ridley Scott</answers>"), answer_supported_drafts=True
+    )
+    answer = stood.answer(QUESTION)
+    assert answer.answers == ["Michael Mann"] and calls(answer, "byokg_answer") == 0
+    assert answer.trace[-1].name == "answer" and "stand on the evidence" in answer.trace[-1].inputs["skipped"]
+    guess = get_method("byokg-scoring")(kg, llm=script(answer="Ridley Scott"), answer_supported_drafts=True)
+    assert calls(guess.answer(QUESTION), "byokg_answer") == 1
+    default = get_method("byokg-scoring")(kg, llm=script(final="<answers>Ridley Scott</answers>")).answer(QUESTION)
+    assert default.answers == ["Ridley Scott"] and calls(default, "byokg_answer") == 1  # the paper's answer call
+
+
 def test_linker_without_entities_falls_back_to_question_mentions(kg):
     llm = ScriptedLLM({"rules": [{"prompt": "byokg_linker", "response": "nothing useful"}], "default": "<answers>x"})
     answer = get_method("byokg-scoring")(kg, llm=llm, iterations=1).answer("Who directed Heat?")
