@@ -15,7 +15,7 @@ from kgrag.methods.byokg.context import Context
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.types import Evidence
-from tests.conftest import MOVIES
+from tests.conftest import MOVIES, RecordingLLM
 
 QUESTION = "Who directed the films Al Pacino starred in?"
 LINKER = (
@@ -50,20 +50,20 @@ def kg(tmp_path_factory):
     return KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path_factory.mktemp("kg") / "kg"))
 
 
-def script(answer: str = "Michael Mann", second: str | None = None, final: str = "<answers>\nMichael Mann\n</answers>"):
+def rules(answer: str = "Michael Mann", second: str | None = None, final: str = "<answers>\nMichael Mann\n</answers>"):
     linker = [LINKER.replace("{answer}", answer)]
     if second is not None:
         linker.append(second)
-    return ScriptedLLM(
-        {
-            "rules": [
-                {"prompt": "byokg_linker", "responses": linker},
-                {"prompt": "byokg_select_relations", "response": "<selected>\nstarred_actors\n</selected>"},
-                {"prompt": "byokg_select_entities", "response": "<next-entities>\nFINISH\n</next-entities>"},
-                {"prompt": "byokg_answer", "response": final},
-            ]
-        }
-    )
+    return [
+        {"prompt": "byokg_linker", "responses": linker},
+        {"prompt": "byokg_select_relations", "response": "<selected>\nstarred_actors\n</selected>"},
+        {"prompt": "byokg_select_entities", "response": "<next-entities>\nFINISH\n</next-entities>"},
+        {"prompt": "byokg_answer", "response": final},
+    ]
+
+
+def script(answer: str = "Michael Mann", second: str | None = None, final: str = "<answers>\nMichael Mann\n</answers>"):
+    return ScriptedLLM({"rules": rules(answer, second, final)})
 
 
 def steps(answer) -> list[str]:
@@ -374,3 +374,21 @@ def test_the_answer_call_can_read_the_facts_as_paths_from_the_question_entities(
     assert tree.answer(QUESTION).answers == ["Heat"]  # the prompt held the chain from the question entity
     lines = get_method("byokg-scoring")(kg, llm=ScriptedLLM({"rules": rules}), evidence_format="lines")
     assert lines.answer(QUESTION).answers == ["Ridley Scott"]
+
+
+def test_kg_linker_and_relation_choice_are_held_to_the_listed_relations(kg):
+    llm = RecordingLLM(*rules())
+    method = get_method("byokg")(kg, llm=llm, grammar="on", iterations=1)
+    method.answer(QUESTION)
+    sent = dict((name, params.grammar) for name, _, params in llm.calls)
+    linker, select = sent["byokg_linker"], sent["byokg_select_relations"]
+    rel_rule = next(line for line in linker.splitlines() if line.startswith("rel ::="))
+    assert set(re.findall(r'"([^"]+)"', rel_rule)) == set(kg.relations)  # this KG lists every relation
+    assert "path{0,3}" in linker and "query" in linker and "line{0,5}" in linker  # <= 3 paths, a query, 5 drafts
+    assert select.startswith('root ::= "<selected>"') and "starred_actors" in select
+    off = RecordingLLM(*rules())
+    get_method("byokg")(kg, llm=off, grammar="off", iterations=1).answer(QUESTION)
+    assert off.grammars and not any(off.grammars)
+    no_query = RecordingLLM(*rules())
+    get_method("byokg")(kg, llm=no_query, grammar="on", cypher=False, iterations=1).answer(QUESTION)
+    assert "opencypher" not in dict((n, p.grammar) for n, _, p in no_query.calls)["byokg_linker"]

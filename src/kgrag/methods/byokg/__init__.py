@@ -33,23 +33,21 @@ import numpy as np
 from kgrag.errors import LLMError
 from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.algorithms.shortest_paths import shortest_paths
-from kgrag.graph.property_graph import stored_mapping
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
-from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities, registry
+from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities, registry, use_grammar
 from kgrag.methods.byokg.agentic import agentic_traversal
-from kgrag.methods.byokg.artifacts import Artifacts
+from kgrag.methods.byokg.artifacts import Artifacts, linker_grammar
 from kgrag.methods.byokg.config import BYOKGAgenticConfig, BYOKGConfig, BYOKGScoringConfig
 from kgrag.methods.byokg.context import Context, drafts_that_stand, numbered
+from kgrag.methods.byokg.graph_query import GraphQuery
 from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
 from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
 from kgrag.methods.byokg.triple_scoring import best_triples, graph_rerank, text_retrieval
-from kgrag.methods.text2cypher import Text2Cypher
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
-from kgrag.prompts import load_prompt
+from kgrag.prompts.gbnf import choice_grammar
 from kgrag.prompts.tags import split_items
 from kgrag.retrieval.evidence_tree import TREE_LAYOUT
-from kgrag.retrieval.graph_query import fit_relation_types, rows_as_evidence, run_recorded
 from kgrag.retrieval.paths import paths_as_evidence, rank_paths
 from kgrag.retrieval.topics import resolve_topics
 from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
@@ -57,7 +55,7 @@ from kgrag.types import Evidence
 
 
 @registry.register("byokg")
-class BYOKG(Method):
+class BYOKG(GraphQuery, Method):
     """BYOKG-RAG with every retrieval strategy on (see the module docstring)."""
 
     name = "byokg"
@@ -78,47 +76,6 @@ class BYOKG(Method):
         from kgrag.models.rerankers import load_reranker  # the module is light; a model loads only when named
 
         return load_reranker(self.config.reranker) if self.config.reranker else None
-
-    @cached_property
-    def backend(self) -> Any:
-        """The KG's Cypher backend, or ``None`` (no Cypher step) when it is off or cannot be opened."""
-        self.backend_problem = "" if self.config.cypher else "cypher=false"
-        if not self.config.cypher:
-            return None
-        from kgrag.graph.backends import open_cypher_backend
-
-        try:
-            backend = open_cypher_backend(self.kg, self.config.cypher_backend)
-        except Exception as exc:  # missing extra, unreachable server, unwritable store: skip the strategy
-            self.backend_problem = f"{type(exc).__name__}: {exc}"
-            return None
-        if not backend.supports_cypher:  # a backend registered for paths only
-            self.backend_problem = f"the {backend.name} backend does not answer Cypher"
-            return None
-        return backend
-
-    @cached_property
-    def query_writer(self) -> Text2Cypher | None:
-        """The text2cypher method that writes the graph query (``cypher_writer``), sharing this method's model and
-        Cypher backend; None when KG-Linker writes it or there is no backend."""
-        writer = self.config.cypher_writer
-        if writer == "auto":
-            writer = "text2cypher" if stored_mapping(self.kg) is not None else "linker"
-        if writer == "linker" or self.backend is None:
-            return None
-        cfg = self.config
-        made = Text2Cypher(self.kg, llm=self.llm, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
-        made.__dict__["backend"] = self.backend  # one connection to the database, not two
-        return made
-
-    @cached_property
-    def query_prompt_parts(self) -> tuple[str, str]:
-        """(task text, format line) of the graph-query part of the KG-Linker prompt; empty without Cypher or
-        when text2cypher writes the query."""
-        if self.backend is None or self.query_writer is not None:
-            return "", ""
-        part = load_prompt("byokg_linker_query").render(query_schema=self.backend.query_schema(self.kg))
-        return part[-1]["content"] + "\n", part[0]["content"] + "\n"
 
     # ------------------------------------------------------------------ public API
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
@@ -230,8 +187,10 @@ class BYOKG(Method):
                 self.kg, question, seeds, max_relations=cfg.schema_relations, embedder=self.prefilter
             )
             task, fmt = self.query_prompt_parts
+            grammar = [self.kg.relations[r] for r in rels] if use_grammar(cfg.grammar, self.llm) else None
             text, _ = self.call_prompt(
                 "byokg_linker",
+                grammar=None if grammar is None else linker_grammar(grammar, query=bool(task)),
                 schema=relation_schema(self.kg, rels),
                 context=context.text(cfg.context_items),
                 question=question,
@@ -324,26 +283,19 @@ class BYOKG(Method):
             step.outputs["found"] = len(found)
             step.outputs["added"] = context.add(paths_as_evidence(self.kg, best, scores, source="shortest_path"))
 
-    def _graph_query(self, query: str, context: Context, trace: Trace) -> None:
-        cfg = self.config
-        backend = self.backend
-        if backend is None:
-            return
-        with trace.step("cypher", cypher=query) as step:
-            types = backend.relation_types(self.kg)
-            if types is not None:  # a triples KG: the model may have written relation names the KG's way
-                query = fit_relation_types(query, self.kg, types)
-            result = run_recorded(backend, query, step.outputs, row_cap=cfg.cypher_row_cap, timeout=cfg.cypher_timeout)
-            if result.ok:
-                step.outputs["added"] = context.add(rows_as_evidence(result.columns, result.rows))
-
     def _agentic(self, question: str, seeds: list[int], context: Context, trace: Trace) -> None:
         cfg = self.config
+        grammars = use_grammar(cfg.grammar, self.llm)
         vecs = kg_vectors(self.kg, self.text_embedder)
 
         def select_relations_(q: str, entities: list[str], relations: list[str]) -> list[str]:
+            grammar = choice_grammar(relations, tag="selected", max_items=5) if grammars else None
             text, parsed = self.call_prompt(
-                "byokg_select_relations", question=q, entities=", ".join(entities), relations="\n".join(relations)
+                "byokg_select_relations",
+                grammar=grammar,
+                question=q,
+                entities=", ".join(entities),
+                relations="\n".join(relations),
             )
             picked = split_items(parsed.get("selected"))
             return picked or ([] if "<" in text else split_items(text))

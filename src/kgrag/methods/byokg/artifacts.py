@@ -8,6 +8,7 @@ from typing import Any
 
 from kgrag.linking.normalize import normalize
 from kgrag.methods.byokg.context import Context
+from kgrag.prompts.gbnf import literal
 from kgrag.prompts.tags import parse_tags, split_items
 from kgrag.retrieval.graph_query import extract_query
 
@@ -22,6 +23,31 @@ LINKER_ALIASES = {
     "answer": "answers",
     "draft_answers": "answers",
 }
+
+
+def linker_grammar(relations: Sequence[str], *, query: bool, max_hops: int = 4) -> str:
+    """GBNF for KG-Linker's reply in the prompt's own layout: up to 6 entity lines, up to 3 relation paths of
+    up to ``max_hops`` relations each, every relation one of the ``relations`` the prompt lists, the graph query
+    (when ``query``) in up to 12 lines, and up to 5 draft answers.
+
+    Unconstrained, the 1.5B model repeated a path line until the token cap in 16 of 60 KG-Linker calls on the
+    WebQSP proxy ("languages_spoken_in -> human_language" 20 times over, ~8 s of writing each), and wrote
+    entities or made-up relations into paths. A line of free text may not start with "<", so a section ends
+    only at its closing tag.
+    """
+    names = sorted({r for r in relations if r.strip() and "\n" not in r})
+    rules = [
+        'root ::= "<entities>\\n" line{0,6} "</entities>\\n<paths>\\n" path{0,3} "</paths>\\n" '
+        + ("query " if query else "")
+        + '"<answers>\\n" line{0,5} "</answers>"',
+        'line ::= [^\\n<] [^\\n]{0,150} "\\n"',
+        f'path ::= rel (" -> " rel){{0,{max_hops - 1}}} "\\n"' if names else "path ::= line",
+    ]
+    if names:
+        rules.append("rel ::= " + " | ".join(literal(n) for n in names))
+    if query:
+        rules.append('query ::= "<opencypher>\\n" line{0,12} "</opencypher>\\n"')
+    return "\n".join(rules)
 
 
 class Artifacts:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from kgrag.methods.base import MethodConfig
+from kgrag.methods.base import GrammarSetting, MethodConfig
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 
 
@@ -24,6 +24,10 @@ class BYOKGConfig(MethodConfig):
     # catalogue 0.93 / 0.93 -> 0.87 / 0.73 (+0 / -4) at 4.13 -> 3.3 (a draft in the evidence is not always the
     # asked one: Nixon's daughter for his wife; benchmarks/results/byokg_supported_drafts.json)
     answer_supported_drafts: bool = False
+    # KG-Linker's reply held to its layout (<= 3 paths of listed relations, <= 6 entities, <= 5 drafts) and the
+    # agent's relation choice to the offered relations, by a grammar ("auto": local llama.cpp models only;
+    # off until measured)
+    grammar: GrammarSetting = "off"
     context_items: Annotated[int, ClientRange(1, 100)] = (
         30  # evidence lines shown to KG-Linker and to the final answer call
     )
