@@ -7,19 +7,9 @@ import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
-from kgrag.models import manager
-from kgrag.models.llm import load_llm
 from tests.conftest import MOVIES
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def smollm():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python (kgrag[local]) is not installed")
-    if not manager.get_model(manager.TEST_MODEL).installed():
-        pytest.skip("the SmolLM2 test model is not installed: run `kgrag models setup smollm2-135m`")
-    return load_llm(f"llamacpp:{manager.TEST_MODEL}")
 
 
 def test_kg_linker_writes_at_most_three_paths_of_listed_relations(smollm, tmp_path):

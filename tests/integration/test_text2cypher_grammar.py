@@ -11,18 +11,8 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import PropertyGraph
 from kgrag.methods import get as get_method
 from kgrag.methods.text2cypher.check import check_query
-from kgrag.models import manager
-from kgrag.models.llm import load_llm
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def smollm():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python (kgrag[local]) is not installed")
-    if not manager.get_model(manager.TEST_MODEL).installed():
-        pytest.skip("the SmolLM2 test model is not installed: run `kgrag models setup smollm2-135m`")
-    return load_llm(f"llamacpp:{manager.TEST_MODEL}")
 
 
 @pytest.mark.parametrize(
