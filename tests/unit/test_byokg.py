@@ -392,3 +392,18 @@ def test_kg_linker_and_relation_choice_are_held_to_the_listed_relations(kg):
     no_query = RecordingLLM(*rules())
     get_method("byokg")(kg, llm=no_query, grammar="on", cypher=False, iterations=1).answer(QUESTION)
     assert "opencypher" not in dict((n, p.grammar) for n, _, p in no_query.calls)["byokg_linker"]
+
+
+def test_kg_linker_can_read_the_context_as_paths_from_the_question_entities(kg):
+    second = "<entities>\nHeat\n</entities>\n<answers>\nAl Pacino\n</answers>"  # the topic: never support
+    contexts = {}
+    for layout in ("lines", "tree"):
+        llm = RecordingLLM(*rules(answer="Ridley Scott", second=second))
+        get_method("byokg-scoring")(kg, llm=llm, linker_context=layout).answer(QUESTION)
+        user = llm.messages("byokg_linker")[1][-1]["content"]
+        contexts[layout] = user.split("so far:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+    assert contexts["lines"].startswith("1. ")
+    tree = contexts["tree"]
+    assert "\nAl Pacino\n  <-[starred actors]- Heat\n    -[directed by]-> Michael Mann" in tree  # rooted, indented
+    assert "1. " not in tree
+    assert len(tree) < len(contexts["lines"])

@@ -192,7 +192,7 @@ class BYOKG(GraphQuery, Method):
                 "byokg_linker",
                 grammar=None if grammar is None else linker_grammar(grammar, query=bool(task)),
                 schema=relation_schema(self.kg, rels),
-                context=context.text(cfg.context_items),
+                context=self._linker_context(context),
                 question=question,
                 query_task=task,
                 query_format=fmt,
@@ -205,6 +205,13 @@ class BYOKG(GraphQuery, Method):
             if cfg.cypher and self.backend is None:
                 step.outputs["cypher_skipped"] = self.backend_problem
         return art
+
+    def _linker_context(self, context: Context) -> str:
+        """The context KG-Linker reads: numbered facts, or (``linker_context="tree"``) the answer call's paths from
+        the question entities, each shared prefix once and relation names shortened."""
+        if self.config.linker_context == "lines" or not context.items:
+            return context.text(self.config.context_items)
+        return context.tree_text(self.kg, context.shown(self.config.context_items))
 
     def _link(
         self, question: str, art: Artifacts, given: list[int], context: Context, round_no: int, trace: Trace

@@ -31,6 +31,10 @@ class BYOKGConfig(MethodConfig):
     context_items: Annotated[int, ClientRange(1, 100)] = (
         30  # evidence lines shown to KG-Linker and to the final answer call
     )
+    # how KG-Linker's later rounds read the context: numbered facts (the paper's), or the answer call's tree of
+    # paths from the question entities (WebQSP proxy dev, first 30: 456 -> 193 tokens median; not yet measured
+    # end to end)
+    linker_context: Literal["lines", "tree"] = "lines"
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
     # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line. Dev, default
