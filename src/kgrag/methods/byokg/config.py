@@ -25,15 +25,18 @@ class BYOKGConfig(MethodConfig):
     # asked one: Nixon's daughter for his wife; benchmarks/results/byokg_supported_drafts.json)
     answer_supported_drafts: bool = False
     # KG-Linker's reply held to its layout (<= 3 paths of listed relations, <= 6 entities, <= 5 drafts) and the
-    # agent's relation choice to the offered relations, by a grammar ("auto": local llama.cpp models only;
-    # off until measured)
+    # agent's relation choice to the offered relations, by a grammar ("auto": local llama.cpp models only). Off:
+    # with linker_context="tree", WebQSP proxy dev first 30, paired, Hit@1 0.63 -> 0.67 (+2 / -1) and replies
+    # at the 320-token cap 16 -> 2 of ~60, but 4.33 -> 4.43 calls and 49.7 -> 54.1 s median: the grammar costs
+    # more sampling time than the repeats it stops (benchmarks/results/byokg_linker_cost.json)
     grammar: GrammarSetting = "off"
     context_items: Annotated[int, ClientRange(1, 100)] = (
         30  # evidence lines shown to KG-Linker and to the final answer call
     )
     # how KG-Linker's later rounds read the context: numbered facts (the paper's), or the answer call's tree of
-    # paths from the question entities (WebQSP proxy dev, first 30: 456 -> 193 tokens median; not yet measured
-    # end to end)
+    # paths from the question entities (WebQSP proxy dev, first 30: 456 -> 193 tokens median). Lines: with the
+    # tree, the second round's drafts stood on the evidence less often (WebQSP proxy 14 -> 6-9 of 30 stops, 4.33
+    # -> 4.43-4.5 calls), and "who was richard nixon married to" was lost in both runs that read the tree
     linker_context: Literal["lines", "tree"] = "lines"
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
