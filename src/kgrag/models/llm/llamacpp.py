@@ -23,6 +23,7 @@ from typing import Any
 from kgrag.errors import LLMError, MissingExtraError
 from kgrag.models import manager
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
+from kgrag.models.llm.grammar_first import greedy_grammar_chain, plain_greedy
 from kgrag.types import TokenLogprob
 
 _MODELS: dict[tuple[str, int, int, int], Any] = {}
@@ -220,12 +221,17 @@ class _TokenLogprobs:
 
 def _note_logprobs(llama: Any) -> None:
     """Append the current call's :class:`_TokenLogprobs` (``llama.kgrag_noter``, when set) to every sampler
-    chain ``llama`` builds."""
+    chain ``llama`` builds; a greedy chain under a grammar lets the grammar check the likeliest tokens first
+    (``llama.kgrag_grammar_first``, :mod:`kgrag.models.llm.grammar_first`)."""
     original = llama._init_sampler
     llama.kgrag_noter = None
+    llama.kgrag_grammar_first = True
 
     def init_sampler(*args: Any, **kwargs: Any) -> Any:
-        sampler = original(*args, **kwargs)
+        if llama.kgrag_grammar_first and not args and plain_greedy(kwargs):
+            sampler = greedy_grammar_chain(llama, kwargs["grammar"])
+        else:
+            sampler = original(*args, **kwargs)
         if llama.kgrag_noter is not None:
             sampler.add_custom(llama.kgrag_noter)
         return sampler
@@ -241,9 +247,13 @@ class LlamaCppLLM(LLM):
         n_ctx: int = 4096,
         n_threads: int = 2,
         seed: int = 0,
+        grammar_first: bool = True,
         **kwargs: Any,
     ) -> None:
+        """``grammar_first``: under a grammar, greedy decoding checks the likeliest tokens against it first (the
+        same text, ~25% less time a written token; :mod:`kgrag.models.llm.grammar_first`)."""
         super().__init__(**kwargs)
+        self.grammar_first = grammar_first
         self.path = manager.resolve(model)
         self.model_id = f"llamacpp:{model if model in manager.MODELS else self.path.name}"
         self.n_ctx = n_ctx
@@ -288,6 +298,7 @@ class LlamaCppLLM(LLM):
         noted = _TokenLogprobs(self._llama)
         with self._lock:
             self._llama.kgrag_noter = noted
+            self._llama.kgrag_grammar_first = self.grammar_first
             sizes = self._llama.kgrag_eval_sizes
             sizes.clear()
             try:
