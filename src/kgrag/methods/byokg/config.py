@@ -27,8 +27,9 @@ class BYOKGConfig(MethodConfig):
     # KG-Linker's reply held to its layout (<= 3 paths of listed relations, <= 6 entities, <= 5 drafts) and the
     # agent's relation choice to the offered relations, by a grammar ("auto": local llama.cpp models only). Off:
     # with linker_context="tree", WebQSP proxy dev first 30, paired, Hit@1 0.63 -> 0.67 (+2 / -1) and replies
-    # at the 320-token cap 16 -> 2 of ~60, but 4.33 -> 4.43 calls and 49.7 -> 54.1 s median: the grammar costs
-    # more sampling time than the repeats it stops (benchmarks/results/byokg_linker_cost.json)
+    # at the 320-token cap 16 -> 2 of ~60, but 4.33 -> 4.43 calls and 49.7 -> 54.1 s median: the grammar cost
+    # more sampling time than the repeats it stops (benchmarks/results/byokg_linker_cost.json; since llama.cpp
+    # grammars check the likeliest tokens first that cost is gone, benchmarks/results/grammar_cost.json)
     grammar: GrammarSetting = "off"
     context_items: Annotated[int, ClientRange(1, 100)] = (
         30  # evidence lines shown to KG-Linker and to the final answer call

@@ -185,7 +185,8 @@ class _TokenLogprobs:
     token (n_ctx x 152k floats for Qwen); its ``logits_processor`` hook sees the logits before the grammar and
     does not say which token was chosen. A sampler added at the end of the chain reads the candidates in place:
     by then a grammar has set what it forbids to -inf, so the probabilities are among the continuations the
-    grammar allows, and ``selected`` is the token chosen.
+    grammar allows (under greedy decoding, those among the 256 likeliest tokens:
+    :mod:`kgrag.models.llm.grammar_first`), and ``selected`` is the token chosen.
     """
 
     def __init__(self, llama: Any) -> None:
