@@ -50,7 +50,8 @@ class _GrammarFirst:
             return
         rows = _rows(candidates, size)
         logits = rows[:, 1].view(np.float32)
-        best = np.argpartition(logits, size - self.top)[size - self.top :]
+        # in vocabulary order, as the whole array is, so the greedy pick breaks a tie between equal logits alike
+        best = np.sort(np.argpartition(logits, size - self.top)[size - self.top :])
         self.saved = rows.copy()
         rows[: self.top] = self.saved[best]
         array.size = self.top
