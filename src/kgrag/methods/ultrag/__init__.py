@@ -31,23 +31,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache, cached_property
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods.base import (
-    GrammarSetting,
     Method,
-    MethodConfig,
     Trace,
     answer_from_facts,
     ask_for_answers,
     registry,
     use_grammar,
 )
-from kgrag.methods.settings import ClientRange, ClientText, MethodSetting
+from kgrag.methods.ultrag.config import UltragConfig
 from kgrag.methods.ultrag.dsl import (
     Execution,
     ExecutionError,
@@ -89,52 +87,6 @@ MAX_CHARS_PER_TOKEN = 8
 """More characters than any tokenizer packs into one token of such text (Qwen, English names: ~4)."""
 MAX_FEEDBACK_CHARS = 800
 """The retry's error message is cut here so that it cannot crowd the relation list out of the prompt."""
-
-
-class UltragConfig(MethodConfig):
-    executor: Literal["symbolic", "neural"] = "symbolic"
-    # run this DSL query instead of asking the LLM (what `retrieve` needs)
-    query: Annotated[str | None, ClientText(2000)] = None
-    grammar: GrammarSetting = "auto"  # GBNF-constrained query writing (auto: llama.cpp models)
-    # the arbitrator may only name entities the query returned, under a grammar, so every answer stands on the
-    # evidence ("auto": llama.cpp models). Off by default: it then cannot answer from the model's own knowledge
-    # where the query missed, which the arbitrator's prompt allows. WebQSP proxy first 100, dev, default local
-    # model, paired: Hit@1 0.64 -> 0.63 (+3 / -4), F1 0.52 -> 0.45, right answers with support 0.86 -> 0.97
-    choose_answers: GrammarSetting = "off"
-    retries: Annotated[int, ClientRange(0, 3)] = 1  # re-prompts with the error message when a query fails
-    sigma: Annotated[float, ClientRange(0.001, 10)] = 0.1  # Gaussian soft-linking kernel width
-    link_k: Annotated[int, ClientRange(1, 50)] = 10  # nearest names considered per leaf
-    alpha: Annotated[float, ClientRange(0, 0.99)] = 0.85  # SEPPR damping (< 1)
-    ppr_iterations: Annotated[int, ClientRange(1, 20)] = 5  # SEPPR T
-    # SEPPR k; None: the paper's 30,000 for the symbolic executor and 5,000 for the neural one, which ranks
-    # worse on bigger subgraphs of a hub-heavy KG and is 20x slower (MetaQA gold queries, MRR 0.92 at 5,000
-    # vs 0.70 at 30,000: benchmarks/results/ultrag.json)
-    top_nodes: Annotated[int | None, ClientRange(1, 30_000)] = None
-    repair_directions: bool = True  # flip projections that reach nothing when the other direction does
-    top_answers: Annotated[int, ClientRange(1, 100)] = 50  # entities shown to the arbitrator
-    explain_answers: Annotated[int, ClientRange(1, 50)] = 10  # best entities whose supporting triples are evidence
-    # relations listed to the query writer at most; None: as many as fit the context window (all when they fit)
-    max_relations: Annotated[int | None, ClientRange(1, 5000)] = None
-    # tokens the query writer's prompt and reply may take together; None: the LLM's context window (or
-    # UNKNOWN_CONTEXT_WINDOW when it does not report one). Never more than the LLM's own window.
-    context_tokens: Annotated[int | None, ClientRange(512, 32_768)] = None
-    # when the list is chosen per question: relations that are not within 2 hops of the question's entities,
-    # listed at most. 0: a query starting there cannot use them, and a close name that leads nowhere is what
-    # the local model picks (WebQSP, "who was Richard Nixon married to": people.marriage.spouse)
-    other_relations: Annotated[int, ClientRange(0, 500)] = 0
-    # when the list is chosen per question: each relation's example fact is one near the question's entities
-    # where there is one, so the model sees the direction (and spelling) its query needs
-    question_examples: bool = True
-    # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
-    # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
-    # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
-    # (benchmarks/results/ultrag_fallback.json)
-    fallback: MethodSetting = "frag"
-    # set aside a chain query frag's zero-shot scorer puts > answer_margin below its best pattern (ultrag/verify.py;
-    # paired +3 / -0 over 190 dev q); verify_shorter: also one whose relations are some of frag's best pattern's,
-    # which goes further (university +2 / -0, WebQSP proxy +1 / -1, elsewhere none: ultrag_verify_shorter.json)
-    verify_query: bool = True
-    verify_shorter: bool = True
 
 
 @registry.register("ultrag")
@@ -353,6 +305,16 @@ class Ultrag(Method):
             return ""
         return misread(self._fallback_method("frag"), question, query, execution, trace, self.config.verify_shorter)
 
+    def _names_nothing(self, question: str, trace: Trace) -> bool:
+        """No topics given and none of the question's mentions links to an entity of the KG: a query could
+        anchor on nothing, so the query writer's call is not made (the fallback then finds no entity either and
+        the answer is withheld without any call). Only then is it a step (``mentions``) of the trace."""
+        if resolve_topics(self.kg, question, [], linker=self.linker):
+            return False
+        with trace.step("mentions") as step:
+            step.outputs["entities"] = []
+        return True
+
     def _fallback(
         self, question: str, topic_entities: list[str], topic_names: list[str], reason: str, trace: Trace
     ) -> tuple[list[str], list[Evidence]]:
@@ -403,6 +365,9 @@ class Ultrag(Method):
                 check = parse_and_validate(self.config.query, self.kg)
                 query = check.query if check.ok else None
                 step.outputs.update({"valid": check.ok, "errors": check.errors, "notes": check.notes})
+        elif not topic_entities and self._names_nothing(question, trace):
+            reason = "no entity of the question is in the KG"
+            return self._fallback(question, topic_entities, topic_names, reason, trace)
         else:
             query = self._write_query(question, topics, trace)
         execution = None
