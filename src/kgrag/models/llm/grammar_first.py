@@ -38,7 +38,9 @@ class _GrammarFirst:
     def __init__(self, top: int) -> None:
         self.top = top
         self.grammar: Any = None  # the chain's grammar sampler, for :meth:`widen`
-        self.saved: Any = None  # the whole candidate array while the grammar sees only the front of it
+        # while the grammar sees only the front of the array: its whole size and the front rows it overwrote
+        # (the likeliest rows were copied there, not moved, so restoring the front restores the whole array)
+        self.saved: tuple[int, Any] | None = None
 
     def narrow(self, candidates: Any) -> None:
         import numpy as np
@@ -51,9 +53,9 @@ class _GrammarFirst:
         rows = _rows(candidates, size)
         logits = rows[:, 1].view(np.float32)
         # in vocabulary order, as the whole array is, so the greedy pick breaks a tie between equal logits alike
-        best = np.sort(np.argpartition(logits, size - self.top)[size - self.top :])
-        self.saved = rows.copy()
-        rows[: self.top] = self.saved[best]
+        best = rows[np.sort(np.argpartition(logits, size - self.top)[size - self.top :])]
+        self.saved = (size, rows[: self.top].copy())
+        rows[: self.top] = best
         array.size = self.top
         array.sorted = False
 
@@ -66,8 +68,8 @@ class _GrammarFirst:
         array = candidates.contents
         kept = _rows(candidates, int(array.size))[:, 1].view(np.float32)
         if not np.isfinite(kept).any():  # the grammar allows none of the likeliest: let it read them all
-            size = len(self.saved)
-            _rows(candidates, size)[:] = self.saved
+            size, front = self.saved
+            _rows(candidates, size)[: self.top] = front
             array.size = size
             array.sorted = False
             lc.llama_sampler_apply(self.grammar, candidates)
