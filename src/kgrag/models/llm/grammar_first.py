@@ -23,8 +23,9 @@ from typing import Any
 TOP = 256  # tokens the grammar sees first; the rest only when it allows none of them
 
 
-def _rows(candidates: Any, size: int) -> Any:
-    """The candidate array as (size, 3) int32 rows: llama_token_data is {int32 id; float logit; float p}."""
+def candidate_rows(candidates: Any, size: int) -> Any:
+    """A sampler's candidate array, in place, as (size, 3) int32 rows: llama_token_data is {int32 id; float
+    logit; float p}, so column 0 is the token id and columns 1-2 are floats to ``.view(np.float32)``."""
     import numpy as np
 
     array = candidates.contents
@@ -50,7 +51,7 @@ class _GrammarFirst:
         self.saved = None
         if size <= self.top:
             return
-        rows = _rows(candidates, size)
+        rows = candidate_rows(candidates, size)
         logits = rows[:, 1].view(np.float32)
         # in vocabulary order, as the whole array is, so the greedy pick breaks a tie between equal logits alike
         best = rows[np.sort(np.argpartition(logits, size - self.top)[size - self.top :])]
@@ -66,10 +67,10 @@ class _GrammarFirst:
         if self.saved is None:
             return
         array = candidates.contents
-        kept = _rows(candidates, int(array.size))[:, 1].view(np.float32)
+        kept = candidate_rows(candidates, int(array.size))[:, 1].view(np.float32)
         if not np.isfinite(kept).any():  # the grammar allows none of the likeliest: let it read them all
             size, front = self.saved
-            _rows(candidates, size)[: self.top] = front
+            candidate_rows(candidates, size)[: self.top] = front
             array.size = size
             array.sorted = False
             lc.llama_sampler_apply(self.grammar, candidates)

@@ -23,7 +23,7 @@ from typing import Any
 from kgrag.errors import LLMError, MissingExtraError
 from kgrag.models import manager
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
-from kgrag.models.llm.grammar_first import greedy_grammar_chain, plain_greedy
+from kgrag.models.llm.grammar_first import candidate_rows, greedy_grammar_chain, plain_greedy
 from kgrag.types import TokenLogprob
 
 _MODELS: dict[tuple[str, int, int, int], Any] = {}
@@ -195,23 +195,19 @@ class _TokenLogprobs:
         self.steps: list[tuple[float, float, float]] = []  # (chosen, best, entropy)
 
     def __call__(self, candidates: Any) -> None:
-        import ctypes
-
         import numpy as np
 
         array = candidates.contents
         size, selected = int(array.size), int(array.selected)
         if size <= 0 or not 0 <= selected < size:
             return
-        # llama_token_data is {int32 id; float logit; float p}: three 4-byte fields, read as floats in place
-        raw = np.ctypeslib.as_array((ctypes.c_float * (3 * size)).from_address(ctypes.addressof(array.data.contents)))
-        rows = raw.reshape(size, 3)
-        logits = rows[:, 1].astype(np.float64)
+        rows = candidate_rows(candidates, size)
+        logits = rows[:, 1].view(np.float32).astype(np.float64)
         allowed = np.isfinite(logits)
         top = logits[allowed].max()
         lse = top + np.log(np.exp(logits[allowed] - top).sum())
         p = np.exp(logits[allowed] - lse)
-        self.ids.append(int(rows[selected].view(np.int32)[0]))
+        self.ids.append(int(rows[selected, 0]))
         self.steps.append((float(logits[selected] - lse), float(top - lse), float(-(p * np.log(p + 1e-30)).sum())))
 
     def tokens(self) -> list[TokenLogprob]:
