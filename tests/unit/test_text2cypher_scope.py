@@ -111,3 +111,28 @@ def test_a_property_read_is_a_name_a_dot_and_a_name():
     tokens = tokenise_cypher("MATCH (o:Order) RETURN o.freight, `o`.shipCity, m.a.b, 1.5, o . x")
     reads = {property_read(tokens, i) for i in range(len(tokens))} - {None}
     assert reads == {("o", "freight"), ("o", "shipCity"), ("m", "a")}
+
+
+def test_the_aggregate_rows_are_chosen_by_is_returned_beside_them():
+    from kgrag.methods.text2cypher.shown import show_choosing_aggregates
+
+    labels, names = {"c": "Customer", "p": "Product"}, {"Customer": "companyName"}
+    match = "MATCH (c:Customer)-->(o:Order)-->(p:Product) "
+
+    def show(query: str) -> tuple[str, list[str]]:
+        tokens, done = show_choosing_aggregates(tokenise_cypher(match + query), labels, names)
+        return serialise(tokens).removeprefix(match), done
+
+    shown, done = show("WITH c, count(DISTINCT p) AS n WHERE n > 3 RETURN DISTINCT c ORDER BY c.city")
+    assert shown == "WITH c, count(DISTINCT p) AS n WHERE n > 3 RETURN DISTINCT c.companyName, n ORDER BY c.city"
+    assert len(done) == 2
+    ranked, _ = show("WITH c, sum(o.freight) AS f ORDER BY f DESC LIMIT 3 RETURN c.companyName")
+    assert ranked == "WITH c, sum(o.freight) AS f ORDER BY f DESC LIMIT 3 RETURN c.companyName, f"
+    for untouched in (
+        "WITH c, count(p) AS n WHERE n > 3 RETURN c.companyName, n",  # already shown
+        "WITH c, count(p) AS n RETURN c.companyName",  # computed, but nothing chose the rows by it
+        "WITH c, collect(p) AS ps WHERE size(ps) > 3 RETURN c.companyName",  # a list is no number to show
+        "WITH c, count(p) AS n WHERE n > 3 RETURN c.city, count(*) AS k",  # the RETURN aggregates again
+        "WITH c, count(p) AS n WHERE n > 3 MATCH (c)-->(x:Order) RETURN x.orderID",  # a MATCH repeats the rows
+    ):
+        assert show(untouched) == (untouched, [])

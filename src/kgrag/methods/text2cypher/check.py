@@ -44,6 +44,7 @@ from kgrag.methods.text2cypher.scope import (
     reuse_aliases,
     split_at,
 )
+from kgrag.methods.text2cypher.shown import show_choosing_aggregates
 from kgrag.methods.text2cypher.substrings import partial_matches
 from kgrag.methods.text2cypher.values import ValueIndex
 
@@ -187,8 +188,8 @@ def check_query(
     neither the question nor the database has dropped from a node's map (:mod:`.filters`), a year matched
     against text dates (:mod:`.dates`), variables kept in scope across WITH (:mod:`.scope`), numbers compared
     with text properties as numbers (:mod:`.coercion`), the ORDER BY and LIMIT of a ranking ``question`` added
-    where the query has none (:mod:`.ranking`) and identifier columns it did not ask for given by name
-    (:mod:`.columns`).
+    where the query has none (:mod:`.ranking`), the aggregate a WITH chose the rows by returned beside them
+    (:mod:`.shown`) and identifier columns it did not ask for given by name (:mod:`.columns`).
 
     One mend can open the way for another (a variable bound by one pass is a node the next can name), so the
     check runs again on what it mended, up to ``passes`` times, until a pass changes nothing; the problems are
@@ -290,8 +291,8 @@ def _reshape(
     fixed: list[str],
 ) -> list[Token]:
     """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
-    numbers, the ranking's ORDER BY / LIMIT and names, identifiers as names. Each says what it did in
-    ``fixed``."""
+    numbers, the ranking's ORDER BY / LIMIT and names, the choosing aggregate shown, identifiers as names.
+    Each says what it did in ``fixed``."""
     ordered = _aggregate_order(tokens, nodes, schema.name_property)
     if ordered is not None:
         tokens = ordered
@@ -314,6 +315,7 @@ def _reshape(
         lambda t: rank_rows(t, ranking, question, typed),
         lambda t: first_by_date(t, question, nodes, schema.labels),
         lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranking.order is not None, question),
+        lambda t: show_choosing_aggregates(t, nodes, schema.name_property),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),
         lambda t: distinct_entities(t, nodes, schema.name_property),
         quote_keyword_aliases,
