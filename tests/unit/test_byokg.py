@@ -407,3 +407,20 @@ def test_kg_linker_can_read_the_context_as_paths_from_the_question_entities(kg):
     assert "\nAl Pacino\n  <-[starred actors]- Heat\n    -[directed by]-> Michael Mann" in tree  # rooted, indented
     assert "1. " not in tree
     assert len(tree) < len(contexts["lines"])
+
+
+def test_a_primed_first_round_reads_the_llm_free_retrieval(kg):
+    """``linker_primed``: KG-Linker's first prompt already holds the graph reranker's facts about the question's
+    entity (the paper's first round reads an empty context); one round is then three calls."""
+
+    def first_linker_prompt(**settings) -> tuple[str, object]:
+        llm = RecordingLLM(*rules(), default="<answers>\nMichael Mann\n</answers>")
+        answer = get_method("byokg")(kg, llm=llm, iterations=1, **settings).answer(QUESTION)
+        return llm.messages("byokg_linker")[0][-1]["content"], answer
+
+    primed, answer = first_linker_prompt(linker_primed=True)
+    assert re.search(r"so far:\s*\n1\. .*Al Pacino", primed) and answer.usage.llm_calls == 3
+    assert steps(answer)[:3] == ["prime", "graph_reranker", "text_retrieval"]
+    assert steps(answer).count("text_retrieval") == 1  # the question-only scoring is not run twice
+    plain, _ = first_linker_prompt()
+    assert not re.search(r"so far:\s*\n1\. ", plain)

@@ -121,6 +121,8 @@ class BYOKG(GraphQuery, Method):
         seen_entities: set[int] = set()
         seen_artifacts: set[str] = set()
         drafts: list[str] = []
+        if cfg.linker_primed:
+            self._prime(question, given, context, trace)
         for round_no in range(1, max(cfg.iterations, 1) + 1):
             art = self._kg_linker(question, context, given, round_no, trace)
             if art.answers:
@@ -157,7 +159,7 @@ class BYOKG(GraphQuery, Method):
                 self._agentic(question, seeds, context, trace)
             if cfg.graph_reranker and seeds:
                 self._graph_reranker(question, seeds, context, trace)
-            if cfg.text_retrieval and round_no == 1:  # depends on the question only
+            if cfg.text_retrieval and round_no == 1 and not cfg.linker_primed:  # depends on the question only
                 self._text_retrieval(question, context, trace)
             if cfg.self_terminate and round_no < cfg.iterations:
                 supported = context.supported(art.answers)
@@ -166,6 +168,16 @@ class BYOKG(GraphQuery, Method):
                         step.outputs.update(reason="draft answers are in the evidence", supported=supported)
                     break
         return context, drafts
+
+    def _prime(self, question: str, given: list[int], context: Context, trace: Trace) -> None:
+        """The first KG-Linker round's context (``linker_primed``): the LLM-free strategies from the given topics,
+        else from the question's mentions, which become the context's anchors."""
+        seeds = given or self._link_topics(question, [], trace, linker=self.linker, step="prime")
+        context.anchors.extend(self.kg.entities[e] for e in seeds)
+        if self.config.graph_reranker and seeds:
+            self._graph_reranker(question, seeds, context, trace)
+        if self.config.text_retrieval:
+            self._text_retrieval(question, context, trace)
 
     def _no_entity_found(self, topic_entities: Sequence[str] | None, trace: Trace) -> bool:
         """No entity given, and none linked (``question_entities``) in any round from KG-Linker's names or the

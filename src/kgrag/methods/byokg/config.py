@@ -39,6 +39,11 @@ class BYOKGConfig(MethodConfig):
     # tree, the second round's drafts stood on the evidence less often (WebQSP proxy 14 -> 6-9 of 30 stops, 4.33
     # -> 4.43-4.5 calls), and "who was richard nixon married to" was lost in both runs that read the tree
     linker_context: Literal["lines", "tree"] = "lines"
+    # KG-Linker's first round reads the LLM-free retrieval (graph reranker from the given topics or the
+    # question's mentions, text-based scoring) instead of an empty context. The paper's first round has no
+    # context, and the 1.5B model then drafts nothing for most questions (WebQSP proxy 23 of 30, university 11
+    # of 15), so every question needs a second round; primed, one round may do (``iterations=1``: 3 calls)
+    linker_primed: bool = False
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
     # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line. Dev, default
