@@ -46,3 +46,25 @@ def test_likeliest_first_writes_what_the_whole_vocabulary_chain_writes(smollm, n
     assert all(b.logprob >= a.logprob - 1e-3 for a, b in steps)
     if name == "choice":  # what the confidence reads: a choice among names, whose tokens are all likely ones
         assert max(abs(a.logprob - b.logprob) for a, b in steps) < 0.05
+
+
+def test_a_token_check_refuses_what_the_grammar_allows(smollm):
+    """A registered token check narrows the grammar's choice token by token: here no written token may hold an
+    'e' (a check that refuses nearly everything forces the whole vocabulary to be read); a check that would
+    refuse every token the grammar allows is set aside for that token (the grammar's string has an 'e')."""
+    from kgrag.models.llm.token_checks import register
+
+    class NoE:
+        def accept(self, piece: str) -> None:
+            pass
+
+        def allows(self, piece: str) -> bool:
+            return "e" not in piece.lower()
+
+    register("test-no-e")(NoE)
+    free = GRAMMARS["free lines"]
+    plain = smollm.generate(PROMPT, max_tokens=24, grammar=free)
+    held = smollm.generate(PROMPT, max_tokens=24, grammar=free, token_check="test-no-e")
+    assert "e" in plain.text.lower() and held.text and "e" not in held.text.lower(), (plain.text, held.text)
+    fixed = smollm.generate(PROMPT, max_tokens=24, grammar='root ::= "Heat here"', token_check="test-no-e")
+    assert fixed.text == "Heat here"

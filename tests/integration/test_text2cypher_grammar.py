@@ -10,6 +10,7 @@ from kgrag.graph.backends.guard import guard_cypher
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import PropertyGraph
 from kgrag.methods import get as get_method
+from kgrag.methods.text2cypher.bound_names import BoundNames
 from kgrag.methods.text2cypher.check import check_query
 
 pytestmark = pytest.mark.integration
@@ -34,3 +35,8 @@ def test_under_the_grammar_only_the_schema_can_be_written(smollm, tmp_path, ques
     turned = [f for f in checked.fixed if "turned round" in f]
     assert wrong == [] and turned == [], (written, checked.problems, checked.fixed)
     assert guard_cypher(written).ok or "RETURN" not in written  # cut at max_tokens: no RETURN yet
+    # and the token check beside the grammar let it read only names it had bound
+    names = BoundNames()
+    for k, ch in enumerate(written):
+        assert names.allows(ch), written[: k + 1]
+        names.accept(ch)

@@ -186,17 +186,19 @@ class Method(ABC):
         )
 
     def call_prompt(
-        self, prompt_name: str, *, grammar: str | None = None, **values: Any
+        self, prompt_name: str, *, grammar: str | None = None, token_check: str | None = None, **values: Any
     ) -> tuple[str, dict[str, str | None]]:
         """Render prompt file ``prompt_name``, call the LLM with the prompt's decoding settings (and an optional
-        GBNF ``grammar``), and parse the tags the prompt declares. Returns (raw text, {tag: content or None})."""
+        GBNF ``grammar`` and ``token_check``), and parse the tags the prompt declares. Returns (raw text, {tag:
+        content or None})."""
         from kgrag.prompts import load_prompt
         from kgrag.prompts.tags import parse_tags
 
         if self.llm is None:
             raise ValueError(f"method {self.name!r} needs an LLM for prompt {prompt_name!r}")
         prompt = load_prompt(prompt_name)
-        gen = self.llm.run_prompt(prompt, grammar=grammar, **values)
+        extra = {"token_check": token_check} if token_check is not None else {}
+        gen = self.llm.run_prompt(prompt, grammar=grammar, **values, **extra)
         return gen.text, parse_tags(gen.text, prompt.tags)
 
     @cached_property

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from kgrag.methods.base import GrammarSetting, Trace, registry, use_grammar
 from kgrag.methods.baselines import CypherConfig, TextToCypher
 from kgrag.methods.settings import ClientRange, PathSetting
+from kgrag.methods.text2cypher.bound_names import NAME as BOUND_NAMES
 from kgrag.methods.text2cypher.check import check_query
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar
@@ -86,7 +87,12 @@ class Text2Cypher(TextToCypher):
     def _write(self, question: str, context: dict[str, str], repair: str, trace: Trace) -> str:
         with trace.step("write_cypher", repair=bool(repair)) as step:
             raw, parsed = self.call_prompt(
-                "text2cypher_write", grammar=self.grammar, question=question, repair=repair, **context
+                "text2cypher_write",
+                grammar=self.grammar,
+                token_check=BOUND_NAMES if self.grammar else None,
+                question=question,
+                repair=repair,
+                **context,
             )
             query = extract_query(parsed.get("cypher"), raw)
             step.outputs["cypher"] = query

@@ -63,6 +63,8 @@ class GenerationParams:
     seed: int | None = 0
     top_k: int | None = None  # sample among the k likeliest tokens (None: the backend's default)
     min_p: float | None = None  # drop tokens below min_p x the likeliest token's probability
+    # a registered check held token by token beside the grammar where the backend can (models/llm/token_checks.py)
+    token_check: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -78,6 +80,8 @@ class GenerationParams:
             out["top_k"] = self.top_k
         if self.min_p is not None:
             out["min_p"] = self.min_p
+        if self.token_check is not None:
+            out["token_check"] = self.token_check
         return out
 
 
@@ -125,11 +129,14 @@ class LLM(ABC):
         seed: int | None = 0,
         top_k: int | None = None,
         min_p: float | None = None,
+        token_check: str | None = None,
     ) -> Generation:
         """Complete ``prompt`` (a string or chat messages). ``name`` is the prompt's name for accounting."""
         check_cancelled()
         messages = to_messages(prompt)
-        params = GenerationParams(max_tokens, temperature, list(stop or []), json_schema, grammar, seed, top_k, min_p)
+        params = GenerationParams(
+            max_tokens, temperature, list(stop or []), json_schema, grammar, seed, top_k, min_p, token_check
+        )
         key = None
         if self.cache is not None:
             key = cache_key(self.model_id, messages, params.as_dict())
@@ -146,9 +153,12 @@ class LLM(ABC):
         self._record(name, gen)
         return gen
 
-    def run_prompt(self, prompt: Prompt, *, grammar: str | None = None, **values: Any) -> Generation:
+    def run_prompt(
+        self, prompt: Prompt, *, grammar: str | None = None, token_check: str | None = None, **values: Any
+    ) -> Generation:
         """One call on a prompt file, rendered with ``values``, with the file's decoding settings (and an
-        optional GBNF ``grammar``), accounted under the prompt's name."""
+        optional GBNF ``grammar`` and ``token_check``), accounted under the prompt's name."""
+        extra = {"token_check": token_check} if token_check is not None else {}
         return self.generate(
             prompt.render(**values),
             name=prompt.name,
@@ -158,6 +168,7 @@ class LLM(ABC):
             grammar=grammar,
             top_k=prompt.top_k,
             min_p=prompt.min_p,
+            **extra,
         )
 
     def score_reply(self, prompts: Sequence[str | Messages], reply: str, *, name: str = "raw") -> list[float] | None:

@@ -10,6 +10,11 @@ the ``top`` likeliest tokens to the front and lets the grammar see only those; w
 grammar runs again over the whole vocabulary. The written text is the same token for token (the integration
 test compares both chains on the real runtime); only the time changes.
 
+A token check (:mod:`kgrag.models.llm.token_checks`) runs in the same step after the grammar: it refuses some
+of the tokens the grammar allowed; when it refuses all of the likeliest ones, the grammar and then the check
+read the whole vocabulary; when it would refuse every token the grammar allows, it is set aside for that token.
+A last step tells it the token chosen.
+
 One consequence for :class:`~kgrag.models.llm.llamacpp._TokenLogprobs`, the log-probability sampler at the
 chain's end: it now normalises over the allowed tokens among the ``top`` likeliest rather than over all
 allowed ones. What lies outside the 256 likeliest tokens carries a negligible share of the probability.
@@ -18,7 +23,10 @@ allowed ones. What lies outside the 256 likeliest tokens carries a negligible sh
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
+
+from kgrag.models.llm.token_checks import TokenCheck
 
 TOP = 256  # tokens the grammar sees first; the rest only when it allows none of them
 
@@ -34,10 +42,12 @@ def candidate_rows(candidates: Any, size: int) -> Any:
 
 
 class _GrammarFirst:
-    """The two custom steps around the grammar sampler: :meth:`narrow` before it, :meth:`widen` after it."""
+    """The custom steps around the grammar sampler: :meth:`narrow` before it, :meth:`widen` after it, and
+    :meth:`chosen` after the greedy pick (for a token check)."""
 
-    def __init__(self, top: int) -> None:
+    def __init__(self, top: int, check: TokenCheck | None = None, piece: Callable[[int], str] | None = None) -> None:
         self.top = top
+        self.check, self.piece = check, piece
         self.grammar: Any = None  # the chain's grammar sampler, for :meth:`widen`
         # while the grammar sees only the front of the array: its whole size and the front rows it overwrote
         # (the likeliest rows were copied there, not moved, so restoring the front restores the whole array)
@@ -62,34 +72,74 @@ class _GrammarFirst:
 
     def widen(self, candidates: Any) -> None:
         import numpy as np
-        from llama_cpp import llama_cpp as lc
 
-        if self.saved is None:
-            return
-        array = candidates.contents
-        kept = candidate_rows(candidates, int(array.size))[:, 1].view(np.float32)
-        if not np.isfinite(kept).any():  # the grammar allows none of the likeliest: let it read them all
-            size, front = self.saved
-            candidate_rows(candidates, size)[: self.top] = front
-            array.size = size
-            array.sorted = False
-            lc.llama_sampler_apply(self.grammar, candidates)
+        if self.saved is not None:
+            kept = candidate_rows(candidates, int(candidates.contents.size))[:, 1].view(np.float32)
+            if not np.isfinite(kept).any():  # the grammar allows none of the likeliest: let it read them all
+                self._whole_vocabulary(candidates)
+        if self.check is not None and not self._hold_to_check(candidates) and self.saved is not None:
+            self._whole_vocabulary(candidates)  # the check refused all the likeliest the grammar allowed
+            self._hold_to_check(candidates)
         self.saved = None
 
+    def _whole_vocabulary(self, candidates: Any) -> None:
+        """Restore the whole candidate array (after :meth:`narrow`) and let the grammar read it."""
+        from llama_cpp import llama_cpp as lc
 
-def greedy_grammar_chain(llama: Any, grammar: Any, top: int = TOP) -> Any:
+        assert self.saved is not None
+        array = candidates.contents
+        size, front = self.saved
+        candidate_rows(candidates, size)[: self.top] = front
+        array.size = size
+        array.sorted = False
+        self.saved = None
+        lc.llama_sampler_apply(self.grammar, candidates)
+
+    def _hold_to_check(self, candidates: Any) -> bool:
+        """Set the tokens the check refuses to -inf, unless it refuses every allowed one (False: unchanged)."""
+        import numpy as np
+
+        assert self.check is not None and self.piece is not None
+        rows = candidate_rows(candidates, int(candidates.contents.size))
+        logits = rows[:, 1].view(np.float32)
+        allowed = np.flatnonzero(np.isfinite(logits))
+        refused = [k for k in allowed if not self.check.allows(self.piece(int(rows[k, 0])))]
+        if len(refused) == len(allowed):
+            return False
+        logits[refused] = -np.inf
+        return True
+
+    def chosen(self, candidates: Any) -> None:
+        """After the greedy pick: tell the check which token was written."""
+        array = candidates.contents
+        size, selected = int(array.size), int(array.selected)
+        if self.check is not None and self.piece is not None and 0 <= selected < size:
+            self.check.accept(self.piece(int(candidate_rows(candidates, size)[selected, 0])))
+
+
+def greedy_grammar_chain(llama: Any, grammar: Any, top: int = TOP, check: TokenCheck | None = None) -> Any:
     """A sampler chain for ``llama`` that picks the token greedy decoding under ``grammar`` picks, letting the
-    grammar check the ``top`` likeliest tokens first (an ``llama_cpp._internals.LlamaSampler``)."""
+    grammar check the ``top`` likeliest tokens first (an ``llama_cpp._internals.LlamaSampler``); with a token
+    ``check``, the best token both allow."""
     from llama_cpp import _internals as internals
     from llama_cpp import llama_cpp as lc
 
-    steps = _GrammarFirst(top)
+    pieces: dict[int, str] = {}
+
+    def piece(token: int) -> str:
+        if token not in pieces:
+            pieces[token] = llama.detokenize([token]).decode("utf-8", errors="replace")
+        return pieces[token]
+
+    steps = _GrammarFirst(top, check, piece)
     sampler = internals.LlamaSampler()
     sampler.add_custom(steps.narrow)
     sampler.add_grammar(llama._model, grammar)
     steps.grammar = lc.llama_sampler_chain_get(sampler.sampler, lc.llama_sampler_chain_n(sampler.sampler) - 1)
     sampler.add_custom(steps.widen)
     sampler.add_greedy()
+    if check is not None:
+        sampler.add_custom(steps.chosen)
     sampler.kgrag_grammar_first = steps  # the custom steps' callbacks must live as long as the chain
     return sampler
 

@@ -24,6 +24,7 @@ from kgrag.errors import LLMError, MissingExtraError
 from kgrag.models import manager
 from kgrag.models.llm.base import LLM, Generation, GenerationParams, Messages
 from kgrag.models.llm.grammar_first import candidate_rows, greedy_grammar_chain, plain_greedy
+from kgrag.models.llm.token_checks import new_check
 from kgrag.types import TokenLogprob
 
 _MODELS: dict[tuple[str, int, int, int], Any] = {}
@@ -223,10 +224,11 @@ def _note_logprobs(llama: Any) -> None:
     original = llama._init_sampler
     llama.kgrag_noter = None
     llama.kgrag_grammar_first = True
+    llama.kgrag_token_check = None  # the current call's token check: held only in the grammar-first chain
 
     def init_sampler(*args: Any, **kwargs: Any) -> Any:
         if llama.kgrag_grammar_first and not args and plain_greedy(kwargs):
-            sampler = greedy_grammar_chain(llama, kwargs["grammar"])
+            sampler = greedy_grammar_chain(llama, kwargs["grammar"], check=llama.kgrag_token_check)
         else:
             sampler = original(*args, **kwargs)
         if llama.kgrag_noter is not None:
@@ -293,9 +295,11 @@ class LlamaCppLLM(LLM):
 
             kwargs["grammar"] = LlamaGrammar.from_string(params.grammar, verbose=False)
         noted = _TokenLogprobs(self._llama)
+        check = new_check(params.token_check) if params.token_check and "grammar" in kwargs else None
         with self._lock:
             self._llama.kgrag_noter = noted
             self._llama.kgrag_grammar_first = self.grammar_first
+            self._llama.kgrag_token_check = check
             sizes = self._llama.kgrag_eval_sizes
             sizes.clear()
             try:
@@ -303,7 +307,7 @@ class LlamaCppLLM(LLM):
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise LLMError(f"{self.model_id}: {exc}") from exc
             finally:
-                self._llama.kgrag_noter = None
+                self._llama.kgrag_noter = self._llama.kgrag_token_check = None
             evaluated = sizes[0] if sizes else 0
         text = out["choices"][0]["message"].get("content") or ""
         usage = out.get("usage") or {}

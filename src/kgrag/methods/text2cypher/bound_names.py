@@ -1,0 +1,140 @@
+"""A token check (:mod:`kgrag.models.llm.token_checks`) that a query under text2cypher's grammar reads only
+names it has bound.
+
+The grammar lets an expression name any variable (``var ::= [a-z] …``): a context-free grammar cannot know
+which names a MATCH bound. Where the 1.5B model wanted something the grammar does not have — a subquery
+``(SELECT avg(…))``, ``shortestPath(…)``, ``count(e:Employee)`` — the grammar still let it write letters, and
+it wrote them as one name: ``(selectavgReorderLevel)``, ``shortestPath``, ``countemployeeID``, each a variable
+no pattern bound, which the engine rejects; with the error in front of it the repair call wrote the same
+(every one of the first 119 Northwind dev pairs with examples whose final query did not run, 4 of 119). With
+this check a name in an expression must be one the query bound before it — a pattern's variable (``(p:…)``,
+``[r:…]``) or an alias (``AS n``) — or a keyword or function of the grammar, and a name still being written
+must be the beginning of one; so after ``count`` the model writes ``(`` rather than ``employeeID``.
+
+Only the grammar's subset is read: patterns bind in MATCH, ``AS`` binds, strings are skipped, a word after
+``.`` is a property and after ``:`` a label, type or map value, a word in a node's ``{…}`` map a key; the tags
+around the query are words after ``<`` / ``</``. Scope across WITH is not tracked (a name the WITH dropped
+still passes here): the check's mends move such reads, and forbidding them would only make the model write
+something else (:mod:`.scope`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from kgrag.methods.text2cypher.grammar import FUNCTIONS
+from kgrag.models.llm.token_checks import register
+
+NAME = "cypher-bound-names"
+_KEYWORDS = frozenset(
+    """MATCH OPTIONAL WHERE WITH RETURN ORDER BY LIMIT DESC ASC AND OR NOT IS NULL DISTINCT AS CONTAINS STARTS ENDS
+    IN true false null""".split()
+)
+_CLAUSES = frozenset({"MATCH", "WHERE", "WITH", "RETURN", "ORDER", "LIMIT"})
+_TAG = "cypher"
+
+
+@dataclass(slots=True)
+class _State:
+    """Where the lexer stands: in a string, inside a word (and the word's role), what came before."""
+
+    quote: str = ""  # the open string's quote character
+    escaped: bool = False
+    word: str = ""
+    role: str = ""  # of the word being written: bind, alias, expr, free (property, label, key) or tag
+    prev: str = ""  # the last character that is neither space nor part of a word
+    before: str = ""  # the one before it ("</")
+    last_word: str = ""  # the word just finished, when only spaces followed it
+    clause: str = ""
+    braces: int = 0
+
+
+@dataclass
+class BoundNames:
+    """The check (see the module docstring): :meth:`accept` what was written, ask :meth:`allows` of a token."""
+
+    bound: set[str] = field(default_factory=set)
+    state: _State = field(default_factory=_State)
+
+    def accept(self, piece: str) -> None:
+        for ch in piece:
+            self._feed(self.state, ch, self.bound)
+
+    def allows(self, piece: str) -> bool:
+        state = replace(self.state)
+        bound = set(self.bound)
+        for ch in piece:
+            if self._feed(state, ch, bound) is False:
+                return False
+        return not state.word or self._may_continue(state, bound)
+
+    # ------------------------------------------------------------------ the lexer
+    def _feed(self, s: _State, ch: str, bound: set[str]) -> bool:
+        """Read ``ch``; False when it finishes a word the query may not read."""
+        if s.quote:
+            if s.escaped:
+                s.escaped = False
+            elif ch == "\\":
+                s.escaped = True
+            elif ch == s.quote:
+                s.quote, s.prev, s.last_word = "", ch, ""
+            return True
+        if (ch.isalnum() or ch == "_") and (s.word or not ch.isdigit()):  # a digit starts no word
+            if not s.word:
+                s.role = self._role(s)
+            s.word += ch
+            return True
+        ok = self._finish(s, bound) if s.word else True
+        if ch in "'\"":
+            s.quote = ch
+        elif ch == "{":
+            s.braces += 1
+        elif ch == "}":
+            s.braces = max(0, s.braces - 1)
+        if not ch.isspace():
+            s.before, s.prev, s.last_word = s.prev, ch, ""
+        return ok
+
+    @staticmethod
+    def _role(s: _State) -> str:
+        if s.prev == "<" or (s.prev == "/" and s.before == "<"):
+            return "tag"
+        if s.prev in (".", ":"):
+            return "free"
+        if s.last_word == "AS":
+            return "alias"
+        if s.clause == "MATCH":
+            if s.braces:
+                return "free"  # a map key (a value follows ':')
+            if s.prev in ("(", "["):
+                return "bind"
+        return "expr"
+
+    def _finish(self, s: _State, bound: set[str]) -> bool:
+        word, role = s.word, s.role
+        s.word, s.role = "", ""
+        ok = True
+        if role in ("bind", "alias"):
+            bound.add(word)
+        elif role == "expr":
+            ok = word in bound or word in _KEYWORDS or word in FUNCTIONS
+            if word in _CLAUSES and s.last_word not in ("STARTS", "ENDS"):
+                s.clause = word
+        elif role == "tag":
+            ok = word == _TAG
+        s.last_word = word
+        return ok
+
+    @staticmethod
+    def _may_continue(s: _State, bound: set[str]) -> bool:
+        """Whether the word being written can still become one the query may read."""
+        if s.role == "tag":
+            return _TAG.startswith(s.word)
+        if s.role != "expr":
+            return True
+        return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *FUNCTIONS))
+
+
+register(NAME)(BoundNames)
+
+__all__ = ["NAME", "BoundNames"]

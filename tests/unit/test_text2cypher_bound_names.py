@@ -1,0 +1,58 @@
+"""text2cypher's token check: a query under the grammar reads only names it bound (no LLM: the check is read
+here piece by piece, as the llama.cpp backend reads it token by token)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.methods.text2cypher.bound_names import NAME, BoundNames
+from kgrag.models.llm.base import GenerationParams
+from kgrag.models.llm.token_checks import new_check
+
+
+def first_refused(text: str, step: int = 1) -> str | None:
+    """The text up to the first piece (``step`` characters) the check refuses; None when it refuses none."""
+    check = BoundNames()
+    for k in range(0, len(text), step):
+        piece = text[k : k + step]
+        if not check.allows(piece):
+            return text[: k + step]
+        check.accept(piece)
+    return None
+
+
+@pytest.mark.parametrize("step", [1, 3, 7])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (p:Product {productName: 'Chai'})<-[r:ORDERS]-(o:Order) WITH o, count(DISTINCT p) AS n "
+        "WHERE n > 3 AND o.shipCity STARTS WITH 'Be' RETURN o.orderID, n ORDER BY n DESC LIMIT 5",
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)\nWHERE p.unitPrice < 10.5 AND NOT p.discontinued = true\n"
+        "RETURN s.companyName, toFloat(p.unitPrice) * 2 AS x",
+        "MATCH (p:Product) WHERE p.name IN ['a b', 'it\\'s x'] AND p.x IS NOT NULL RETURN p",
+        "OPTIONAL MATCH (c:Customer {country: 'Germany', city: 'x y z'}) RETURN c.companyName, count(*) AS k",
+    ],
+)
+def test_a_query_that_reads_what_it_bound_passes(query, step):
+    assert first_refused(f"<cypher>{query}</cypher>", step) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [  # what the 1.5B model wrote where the grammar had no subquery, no shortestPath, no label test in count()
+        ("MATCH (p:Product)\nWHERE p.reorderLevel > (selectavgReorderLevel)", "(se"),
+        ("MATCH (e:Employee) RETURN countemployeeID", "RETURN counte"),
+        ("MATCH (a:Person) RETURN shortestPath", "RETURN sh"),
+        ("MATCH (p:Product) RETURN c.categoryName", "RETURN c."),  # c begins count(): refused when it ends
+    ],
+)
+def test_a_name_no_pattern_or_alias_bound_is_refused(query, refused):
+    assert first_refused(f"<cypher>{query}") == f"<cypher>{query}"[: f"<cypher>{query}".index(refused) + len(refused)]
+
+
+def test_the_check_is_registered_and_keyed():
+    assert isinstance(new_check(NAME), BoundNames)
+    with pytest.raises(ValueError, match="unknown token check 'nope'"):
+        new_check("nope")
+    assert "token_check" not in GenerationParams().as_dict()  # cache keys of calls without one are unchanged
+    assert GenerationParams(token_check=NAME).as_dict()["token_check"] == NAME
