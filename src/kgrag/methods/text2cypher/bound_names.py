@@ -84,7 +84,7 @@ class BoundNames:
                 s.role = self._role(s)
             s.word += ch
             return True
-        ok = self._finish(s, bound) if s.word else True
+        ok = self._finish(s, bound, ch) if s.word else True
         if ch in "'\"":
             s.quote = ch
         elif ch == "{":
@@ -110,14 +110,15 @@ class BoundNames:
                 return "bind"
         return "expr"
 
-    def _finish(self, s: _State, bound: set[str]) -> bool:
+    def _finish(self, s: _State, bound: set[str], after: str) -> bool:
+        """End the word being written at the character ``after``; False when the query may not read it."""
         word, role = s.word, s.role
         s.word, s.role = "", ""
         ok = True
         if role in ("bind", "alias"):
             bound.add(word)
-        elif role == "expr":
-            ok = word in bound or word in _KEYWORDS or word in FUNCTIONS
+        elif role == "expr":  # a function's name only as a call: ``(avg)`` is a variable to the engine
+            ok = word in bound or word in _KEYWORDS or (word in FUNCTIONS and after == "(")
             if word in _CLAUSES and s.last_word not in ("STARTS", "ENDS"):
                 s.clause = word
         elif role == "tag":
