@@ -44,7 +44,8 @@ def test_a_query_that_reads_what_it_bound_passes(query, step):
         ("MATCH (e:Employee) RETURN countemployeeID", "RETURN counte"),
         ("MATCH (a:Person) RETURN shortestPath", "RETURN sh"),
         ("MATCH (p:Product) RETURN c.categoryName", "RETURN c."),  # c begins count(): refused when it ends
-        ("MATCH (p:Product) WHERE p.reorderLevel > (avg)", "(avg)"),  # a function's name, not called
+        ("MATCH (p:Product) RETURN (avg)", "(avg)"),  # a function's name, not called
+        ("MATCH (p:Product) WHERE p.reorderLevel > (avg", "(av"),  # the grammar has no aggregate in WHERE
     ],
 )
 def test_a_name_no_pattern_or_alias_bound_is_refused(query, refused):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from kgrag.methods.text2cypher.grammar import FUNCTIONS
+from kgrag.methods.text2cypher.scope import AGGREGATES
 from kgrag.models.llm.token_checks import register
 
 NAME = "cypher-bound-names"
@@ -32,6 +33,8 @@ _KEYWORDS = frozenset(
 )
 _CLAUSES = frozenset({"MATCH", "WHERE", "WITH", "RETURN", "ORDER", "LIMIT"})
 _TAG = "cypher"
+_ALL_FUNCTIONS = frozenset(FUNCTIONS)
+_ROW_FUNCTIONS = _ALL_FUNCTIONS - AGGREGATES
 
 
 @dataclass(slots=True)
@@ -118,7 +121,7 @@ class BoundNames:
         if role in ("bind", "alias"):
             bound.add(word)
         elif role == "expr":  # a function's name only as a call: ``(avg)`` is a variable to the engine
-            ok = word in bound or word in _KEYWORDS or (word in FUNCTIONS and after == "(")
+            ok = word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
             if word in _CLAUSES and s.last_word not in ("STARTS", "ENDS"):
                 s.clause = word
         elif role == "tag":
@@ -133,7 +136,13 @@ class BoundNames:
             return _TAG.startswith(s.word)
         if s.role != "expr":
             return True
-        return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *FUNCTIONS))
+        return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *_functions(s)))
+
+
+def _functions(s: _State) -> frozenset[str]:
+    """The functions the grammar lets the clause call: no aggregate in a WHERE (``wterm``). Offered ``avg`` there
+    anyway, the model wrote ``(avg`` and then found no way on the grammar and the check both allowed."""
+    return _ROW_FUNCTIONS if s.clause == "WHERE" else _ALL_FUNCTIONS
 
 
 register(NAME)(BoundNames)
