@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, question_words, said
 from kgrag.methods.text2cypher.scope import (
-    AGGREGATES,
+    SCORES,
+    aggregate_aliases,
     clauses,
     final_return,
     has_aggregate,
@@ -57,7 +58,6 @@ _DESCENDING_WORDS = r"most|highest|largest|biggest|greatest|top|maximum|best|lon
 _ASCENDING = re.compile(rf"\b(?:{_ASCENDING_WORDS})\b", re.I)
 _DESCENDING = re.compile(rf"\b(?:{_DESCENDING_WORDS})\b", re.I)
 _SUPERLATIVE = rf"\b(?:{_ASCENDING_WORDS}|{_DESCENDING_WORDS})\b"
-_AGGREGATES = AGGREGATES - {"collect"}  # what a ranking can order by: a list is no score
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _ranked_alias(tokens: list[Token], ret: int) -> str | None:
     or a name it returns that a WITH before it gave to an aggregate; None unless there is exactly one. When the
     RETURN gives none, the one aggregate the WITH right before it names (``WITH s, count(p) AS n RETURN s``):
     it is still in scope, and :func:`name_ranked_nodes` then returns it."""
-    aggregated = _aggregated_names(tokens)
+    aggregated = set(aggregate_aliases(tokens))
     returned = [t.value for t in tokens[ret + 1 :] if t.kind == "word" and t.value in aggregated]
     if not returned:
         last_with = max((c.start for c in clauses(tokens) if c.keyword == "WITH" and c.start < ret), default=None)
@@ -235,11 +235,11 @@ def _one_group(
     per ``o.shipCity``, and ``o.shipVia`` or ``o.shipRegion`` beside it would split each city's count (the 1.5B
     model adds such columns). Another property of the first key's variable stays when the ``question`` names
     each of its words ("customers and their countries": ``c.country``)."""
-    aggregated = _aggregated_names(tokens)
+    aggregated = set(aggregate_aliases(tokens))
     words = question_words(question)
 
     def is_aggregate(a: int, b: int) -> bool:
-        return has_aggregate(tokens[a:b], _AGGREGATES) or (b - a == 1 and tokens[a].value in aggregated)
+        return has_aggregate(tokens[a:b], SCORES) or (b - a == 1 and tokens[a].value in aggregated)
 
     def named(a: int, b: int) -> bool:
         prop = tokens[a + 2].value if b - a >= 3 and tokens[a + 1].value == "." else ""
@@ -263,31 +263,13 @@ def _key(tokens: list[Token]) -> tuple[str, ...]:
 def _ranked_value(key: list[Token], tokens: list[Token], labels: dict[str, str]) -> list[Token] | None:
     """What a sort key ranks by, to be shown: a named aggregate or a node's property (its tokens); ``[]`` for an
     aggregate written out (ranked, nothing to add); None when the order is no ranking."""
-    if len(key) == 1 and key[0].kind == "word" and key[0].value in _aggregated_names(tokens):
+    if len(key) == 1 and key[0].kind == "word" and key[0].value in set(aggregate_aliases(tokens)):
         return key
     if len(key) == 3 and key[0].value in labels and key[1].value == "." and key[2].kind == "word":
         return key
-    if any(t.kind == "word" and t.value.lower() in _AGGREGATES for t in key):
+    if any(t.kind == "word" and t.value.lower() in SCORES for t in key):
         return []
     return None
-
-
-def _aggregated_names(tokens: list[Token]) -> set[str]:
-    """Names the query gives to aggregates (``count(p) AS n`` → n)."""
-    out = set()
-    for k in range(len(tokens) - 1):
-        if is_word(tokens[k], "AS") and tokens[k + 1].kind == "word":
-            j, depth = k - 1, 0
-            while j >= 0:  # walk back over the aliased call to its function name
-                v = tokens[j].value if tokens[j].kind == "punct" else ""
-                depth += v == ")"
-                depth -= v == "("
-                if depth == 0:
-                    break
-                j -= 1
-            if j > 0 and tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in _AGGREGATES:
-                out.add(tokens[k + 1].value)
-    return out
 
 
 __all__ = ["Ranking", "asked_ranking", "first_by_date", "name_ranked_nodes", "rank_rows"]

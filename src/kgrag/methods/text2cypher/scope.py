@@ -28,6 +28,7 @@ _KEYWORDS = {
 
 
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect"})
+SCORES = AGGREGATES - {"collect"}  # aggregates a row can be chosen or ranked by: a list is no score
 
 
 def _upper(tok: Token) -> str:
@@ -45,6 +46,20 @@ def has_aggregate(tokens: list[Token], names: frozenset[str] = AGGREGATES) -> bo
         t.kind == "word" and t.value.lower() in names and k + 1 < len(tokens) and tokens[k + 1].value == "("
         for k, t in enumerate(tokens)
     )
+
+
+def aggregate_aliases(tokens: list[Token], start: int = 0, end: int | None = None) -> list[str]:
+    """The names the WITH and RETURN items in ``tokens[start:end]`` give to scores (``count(p) AS n`` → n,
+    ``toInteger(avg(x)) AS m`` → m), in order; a collected list is no score."""
+    end = len(tokens) if end is None else end
+    out = []
+    for part in clauses(tokens[start:end]):
+        if part.keyword not in ("WITH", "RETURN"):
+            continue
+        for a, b in split_at(tokens, start + part.start, start + part.end, ","):
+            if b - a >= 3 and is_word(tokens[b - 2], "AS") and has_aggregate(tokens[a : b - 2], SCORES):
+                out.append(tokens[b - 1].value)
+    return out
 
 
 def final_return(tokens: list[Token]) -> tuple[int, int] | None:
@@ -295,7 +310,9 @@ def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
 
 __all__ = [
     "AGGREGATES",
+    "SCORES",
     "Clause",
+    "aggregate_aliases",
     "carry_variables",
     "clauses",
     "comma_joined",

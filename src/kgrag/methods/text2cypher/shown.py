@@ -14,18 +14,9 @@ between would repeat each row per match, and the number would no longer describe
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.scope import AGGREGATES, clauses, has_aggregate, is_word, split_at
+from kgrag.methods.text2cypher.scope import aggregate_aliases, clauses, has_aggregate, is_word, split_at
 
 _BETWEEN = {"WHERE", "ORDER", "SKIP", "LIMIT"}
-
-
-def _aggregate_aliases(tokens: list[Token], start: int, end: int) -> list[str]:
-    """The names a WITH's items ``tokens[start:end]`` give to aggregates (``count(p) AS n`` → n)."""
-    out = []
-    for a, b in split_at(tokens, start, end, ","):
-        if b - a >= 3 and is_word(tokens[b - 2], "AS") and has_aggregate(tokens[a : b - 2], AGGREGATES - {"collect"}):
-            out.append(tokens[b - 1].value)
-    return out
 
 
 def show_choosing_aggregates(
@@ -41,9 +32,8 @@ def show_choosing_aggregates(
     w = next((k for k in range(r - 1, -1, -1) if kinds[k] not in _BETWEEN), None)
     if w is None or kinds[w] != "WITH":
         return tokens, []
-    with_start = parts[w].start + 1 + int(is_word(tokens[parts[w].start + 1], "DISTINCT"))
     read = {t.value for c in parts[w + 1 : r] for t in tokens[c.start : c.end] if t.kind == "word"}
-    chosen_by = [a for a in _aggregate_aliases(tokens, with_start, parts[w].end) if a in read]
+    chosen_by = [a for a in aggregate_aliases(tokens, parts[w].start, parts[w].end) if a in read]
     ret = parts[r]
     start = ret.start + 1 + int(is_word(tokens[ret.start + 1], "DISTINCT"))
     items = split_at(tokens, start, ret.end, ",")
