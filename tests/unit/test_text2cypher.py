@@ -221,6 +221,9 @@ def test_a_ranking_names_its_nodes_and_shows_what_it_ranks_by(schema):
     cheapest = check_query(by_property, schema, question="the 5 cheapest products").query
     assert cheapest == "MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice LIMIT 5"
     assert check_query(by_property, schema, question="Which 5 products?").query == by_property  # no ranking
+    # the value ranked by is shown already when the RETURN gives it under a name of its own
+    aliased = "MATCH (p:Product) RETURN p.productName AS name, p.unitPrice AS price ORDER BY p.unitPrice DESC LIMIT 3"
+    assert check_query(aliased, schema, question="the 3 most expensive products").query == aliased
     listing = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.unitsInStock > 50 RETURN s"
     assert check_query(listing, schema).query == listing.replace("RETURN", "RETURN DISTINCT")  # no ranking: nodes
 

@@ -216,8 +216,11 @@ def name_ranked_nodes(
             done.append(f"a ranking gives {var} by its name: {var}.{prop}")
         else:
             out += tokens[a:b]
-    shown = {_key(out[x:y]) for x, y in split_at(out, start, len(out), ",")}
-    shown |= {_key(out[y - 1 : y]) for x, y in split_at(out, start, len(out), ",") if is_word(out[y - 2], "AS")}
+    shown = set()
+    for x, y in split_at(out, start, len(out), ","):
+        shown.add(_key(out[x:y]))
+        if y - x >= 3 and is_word(out[y - 2], "AS"):  # aliased: by its name and by what it names
+            shown |= {_key(out[y - 1 : y]), _key(out[x : y - 2])}
     if ranked and _key(ranked) not in shown:
         out += [Token("punct", ","), *([ranked[0]._replace(gap=True), *ranked[1:]])]
         done.append(f"a ranking shows the value it ranks by: {serialise(ranked)} returned")
