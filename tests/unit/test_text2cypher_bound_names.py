@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.methods.text2cypher.bound_names import NAME, BoundNames
+from kgrag.methods.text2cypher.bound_names import MAX_DEPTH, MAX_DIGITS, NAME, BoundNames
 from kgrag.models.llm.base import GenerationParams
 from kgrag.models.llm.token_checks import new_check
 
@@ -50,6 +50,20 @@ def test_a_query_that_reads_what_it_bound_passes(query, step):
 )
 def test_a_name_no_pattern_or_alias_bound_is_refused(query, refused):
     assert first_refused(f"<cypher>{query}") == f"<cypher>{query}"[: f"<cypher>{query}".index(refused) + len(refused)]
+
+
+def test_runaway_brackets_and_numbers_are_refused():
+    # what the 1.5B model wrote, with examples, until its token budget ran out
+    nested = "MATCH (p:Product) WHERE p.unitPrice < " + "(p IN " * 8
+    assert (
+        first_refused(f"<cypher>{nested}")
+        == f"<cypher>{'MATCH (p:Product) WHERE p.unitPrice < ' + '(p IN ' * MAX_DEPTH}("
+    )
+    digits = "MATCH (s:Supplier) WHERE s.supplierID IN (1" + "0" * 40
+    assert first_refused(f"<cypher>{digits}") == f"<cypher>{digits[: digits.index('(1') + 2 + MAX_DIGITS]}"
+    deep_enough = "MATCH (p:Product) RETURN round(toFloat(avg(p.unitPrice + (p.unitsInStock * 2))))"
+    assert first_refused(f"<cypher>{deep_enough}</cypher>") is None  # 4 open at once
+    assert first_refused("<cypher>MATCH (p:Product) WHERE p.name = '100000000000000000000' RETURN p") is None
 
 
 def test_the_check_is_registered_and_keyed():

@@ -56,6 +56,11 @@ def test_an_aggregate_repeated_after_its_with_is_the_alias():
     # a later MATCH binds p again: the aggregate is a new one
     again = "MATCH (c)-->(p) WITH c, count(p) AS k MATCH (c)-->(p) RETURN c, count(p)"
     assert _run(reuse_aliases, again) == (serialise(tokenise_cypher(again)), False)
+    # a property of a variable the WITH dropped, named by the WITH (the engine: "Variable c is not in scope")
+    dropped = "MATCH (p:P)-->(c:C) WITH c.name AS category, count(p) AS n ORDER BY n DESC RETURN c.name, n"
+    assert _run(reuse_aliases, dropped) == (dropped.replace("RETURN c.name", "RETURN category"), True)
+    carried = "MATCH (p:P)-->(c:C) WITH c, c.name AS category RETURN c.name"  # c is in scope: left as written
+    assert _run(reuse_aliases, carried) == (carried, False)
 
 
 @pytest.mark.parametrize(

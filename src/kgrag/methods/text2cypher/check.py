@@ -302,7 +302,7 @@ def _reshape(
         fixed.append("filtered after a WITH on a variable it dropped: the condition moved before the WITH")
     tokens, reused = reuse_aliases(tokens)
     if reused:
-        fixed.append("repeated an aggregate after the WITH that named it: the name is used")
+        fixed.append("repeated an expression after the WITH that named it: the name is used")
     tokens, carried = carry_variables(tokens)
     if carried:
         fixed.append("a WITH carried a property without a name: it carries the variable")

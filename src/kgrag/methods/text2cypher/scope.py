@@ -273,7 +273,9 @@ def carry_variables(tokens: list[Token]) -> tuple[list[Token], bool]:
 
 
 def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
-    """An aggregate written again after the WITH that aliased it, replaced by the alias."""
+    """An expression a WITH named, written again after it, replaced by the name: an aggregate
+    (``WITH c, count(p) AS n ... RETURN count(p)``) or a property of a variable the WITH did not carry
+    (``WITH c.categoryName AS category ... RETURN c.categoryName``, where ``c`` is out of scope)."""
     parts = clauses(tokens)
     changed = False
     for index, clause in enumerate(parts):
@@ -286,7 +288,7 @@ def reuse_aliases(tokens: list[Token]) -> tuple[list[Token], bool]:
         aggregates = {
             key: alias
             for key, alias in aliased.items()
-            if len(key) > 1 and key[1] == "(" and not set(key) & carried  # reads only what the WITH dropped
+            if len(key) > 1 and key[1] in "(." and not set(key) & carried  # reads only what the WITH dropped
         }
         nxt = next((c for c in parts[index + 1 :] if c.keyword in ("WITH", "MATCH", "UNWIND")), None)
         stop = nxt.start if nxt else len(tokens)  # a later MATCH may bind the names again

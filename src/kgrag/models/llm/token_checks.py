@@ -10,7 +10,9 @@ aside for that token, so it can only narrow a choice, never leave none. Backends
 OpenAI-compatible server, the scripted model) write without it; the method checks the result afterwards as
 it would without the check.
 
-Checks register here by name (the name is part of the response-cache key, so a check's code is not).
+Checks register here by name. The name is part of the response-cache key and a check's code is not, so a
+check that comes to refuse something else takes a new name (a version suffix): replies cached under the old
+one are then not reused.
 """
 
 from __future__ import annotations
