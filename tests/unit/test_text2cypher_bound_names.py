@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.methods.text2cypher.bound_names import MAX_DEPTH, MAX_DIGITS, NAME, BoundNames
+from kgrag.methods.text2cypher.bound_names import MAX_DEPTH, MAX_DIGITS, MAX_MATCHES, NAME, BoundNames
 from kgrag.models.llm.base import GenerationParams
 from kgrag.models.llm.token_checks import new_check
 
@@ -64,6 +64,11 @@ def test_runaway_brackets_and_numbers_are_refused():
     deep_enough = "MATCH (p:Product) RETURN round(toFloat(avg(p.unitPrice + (p.unitsInStock * 2))))"
     assert first_refused(f"<cypher>{deep_enough}</cypher>") is None  # 4 open at once
     assert first_refused("<cypher>MATCH (p:Product) WHERE p.name = '100000000000000000000' RETURN p") is None
+    repeated = "MATCH (p:Product)-[:PART_OF]->(c:Category) " * (MAX_MATCHES + 2)
+    cut = len("<cypher>") + len("MATCH (p:Product)-[:PART_OF]->(c:Category) ") * MAX_MATCHES + len("MATCH ")
+    assert first_refused(f"<cypher>{repeated}") == f"<cypher>{repeated}"[:cut]
+    optional = "MATCH (p:Product) OPTIONAL MATCH (p)-[:PART_OF]->(c:Category) MATCH (s:Supplier) RETURN p, c, s"
+    assert first_refused(f"<cypher>{optional}</cypher>") is None
 
 
 def test_the_check_is_registered_and_keyed():
