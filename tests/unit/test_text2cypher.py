@@ -589,3 +589,22 @@ def test_the_repair_call_shows_the_solved_examples_only_when_asked(northwind, tm
     method.answer("Which seafood products are there?")
     first, repair = ["\n".join(m["content"] for m in call) for call in llm.messages("text2cypher_write")]
     assert "Solved examples" in first and ("Solved examples" in repair) == repair_examples
+
+
+def test_a_limit_the_question_does_not_ask_for_is_dropped(schema):
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question).query
+
+    habit = "MATCH (o:Order) WHERE o.orderDate STARTS WITH '1996' RETURN o.orderID ORDER BY o.orderDate DESC LIMIT 10"
+    assert check(habit, "Which orders were placed in the year 1996?") == habit.removesuffix(" LIMIT 10")
+    for question in (
+        "Which 10 orders were placed in 1996?",  # asked for
+        "List the names of ten orders placed in 1996.",  # counted in words
+        "Show some orders placed in 1996.",  # bounded in words
+        "What are the latest orders placed in 1996?",  # ranked
+    ):
+        assert check(habit, question) == habit, question
+    compared = (
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n WHERE n > 3 RETURN c.companyName LIMIT 3"
+    )
+    assert check(compared, "Which customers ordered more than three times?").endswith("RETURN c.companyName, n")

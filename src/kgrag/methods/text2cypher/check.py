@@ -28,7 +28,13 @@ from kgrag.methods.text2cypher.dates import years_as_prefixes
 from kgrag.methods.text2cypher.filters import invented_map_values, unasked_filters
 from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
-from kgrag.methods.text2cypher.ranking import asked_ranking, first_by_date, name_ranked_nodes, rank_rows
+from kgrag.methods.text2cypher.ranking import (
+    asked_ranking,
+    first_by_date,
+    name_ranked_nodes,
+    rank_rows,
+    unasked_limit,
+)
 from kgrag.methods.text2cypher.reads import (
     join_read_owner,
     listing,
@@ -313,6 +319,7 @@ def _reshape(
         lambda t: unasked_filters(t, question, typed),
         lambda t: numbers_against_strings(t, typed),
         lambda t: rank_rows(t, ranking, question, typed),
+        lambda t: unasked_limit(t, ranking, question),
         lambda t: first_by_date(t, question, nodes, schema.labels),
         lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranking.order is not None, question),
         lambda t: show_choosing_aggregates(t, nodes, schema.name_property),

@@ -141,6 +141,38 @@ def rank_rows(
 
 
 _FIRST = re.compile(r"\bfirst\s+" + _NUMBER + r"\b", re.I)
+# words by which a question bounds its rows without a number or a superlative ("some", "the latest order")
+_BOUNDED = re.compile(
+    r"\b(?:some|few|several|sample|examples?|first|last|latest|earliest|newest|oldest|recent(?:ly)?)\b", re.I
+)
+
+
+def unasked_limit(tokens: list[Token], ranking: Ranking, question: str) -> tuple[list[Token], list[str]]:
+    """The final RETURN's ``LIMIT n`` dropped where the ``question`` asks for no number of rows and ranks nothing:
+    without examples the 1.5B model ends "Which orders were placed in 1996?" and "How many products does each
+    supplier supply?" with ``ORDER BY … LIMIT 10`` by habit, and the answer is then ten of the rows asked for.
+    A question that bounds its rows in words ("some", "the latest") keeps it; so does a LIMIT inside a WITH."""
+    if ranking.rows is not None or ranking.order is not None or _BOUNDED.search(question):
+        return tokens, []
+    found = final_return(tokens)
+    if found is None:
+        return tokens, []
+    at = next((k for k in range(found[0], len(tokens) - 1) if is_keyword(tokens, k, "LIMIT")), None)
+    if at is None or at + 2 != len(tokens) or tokens[at + 1].kind != "num" or _counts(question, tokens[at + 1].value):
+        return tokens, []
+    return tokens[:at], [f"the question asks for no number of rows: LIMIT {tokens[at + 1].value} dropped"]
+
+
+def _counts(question: str, number: str) -> bool:
+    """Whether the question counts things by ``number`` ("the names of three customers"), not compares by it
+    ("more than three times")."""
+    spelled = [w for w, n in _WORDS.items() if str(n) == number]
+    counted = re.compile(
+        rf"(?<!than )(?<!least )(?<!most )\b(?:{'|'.join([re.escape(number), *spelled])})\s+"
+        r"(?!(?:times|units?|percent|years?|days?|of)\b)[a-z]",
+        re.I,
+    )
+    return counted.search(question) is not None
 
 
 def first_by_date(
@@ -275,4 +307,4 @@ def _ranked_value(key: list[Token], tokens: list[Token], labels: dict[str, str])
     return None
 
 
-__all__ = ["Ranking", "asked_ranking", "first_by_date", "name_ranked_nodes", "rank_rows"]
+__all__ = ["Ranking", "asked_ranking", "first_by_date", "name_ranked_nodes", "rank_rows", "unasked_limit"]
