@@ -152,7 +152,7 @@ def unasked_limit(tokens: list[Token], ranking: Ranking, question: str) -> tuple
     without examples the 1.5B model ends "Which orders were placed in 1996?" and "How many products does each
     supplier supply?" with ``ORDER BY … LIMIT 10`` by habit, and the answer is then ten of the rows asked for.
     A question that bounds its rows in words ("some", "the latest") keeps it; so does a LIMIT inside a WITH."""
-    if ranking.rows is not None or ranking.order is not None or _BOUNDED.search(question):
+    if not question.strip() or ranking.rows is not None or ranking.order is not None or _BOUNDED.search(question):
         return tokens, []
     found = final_return(tokens)
     if found is None:
