@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.methods.text2cypher.bound_names import MAX_DEPTH, MAX_DIGITS, MAX_MATCHES, NAME, BoundNames
+from kgrag.methods.text2cypher.bound_names import MAX_DEPTH, MAX_DIGITS, MAX_MATCHES, MAX_REPEATS, NAME, BoundNames
 from kgrag.models.llm.base import GenerationParams
 from kgrag.models.llm.token_checks import new_check
 
@@ -31,6 +31,8 @@ def first_refused(text: str, step: int = 1) -> str | None:
         "RETURN s.companyName, toFloat(p.unitPrice) * 2 AS x",
         "MATCH (p:Product) WHERE p.name IN ['a b', 'it\\'s x'] AND p.x IS NOT NULL RETURN p",
         "OPTIONAL MATCH (c:Customer {country: 'Germany', city: 'x y z'}) RETURN c.companyName, count(*) AS k",
+        # an alias after a property read is bound (the check once read every word after a "." as a property)
+        "MATCH (p:Product) WITH p.unitPrice AS x WHERE x > 1 RETURN p.productName AS name, x ORDER BY name",
     ],
 )
 def test_a_query_that_reads_what_it_bound_passes(query, step):
@@ -45,6 +47,7 @@ def test_a_query_that_reads_what_it_bound_passes(query, step):
         ("MATCH (a:Person) RETURN shortestPath", "RETURN sh"),
         ("MATCH (p:Product) RETURN c.categoryName", "RETURN c."),  # c begins count(): refused when it ends
         ("MATCH (p:Product) RETURN (avg)", "(avg)"),  # a function's name, not called
+        ("MATCH (p:Product) RETURN p.productName AS name ORDER BY nom", "BY no"),  # read after a property
         ("MATCH (p:Product) WHERE p.reorderLevel > (avg", "(av"),  # the grammar has no aggregate in WHERE
     ],
 )
@@ -52,23 +55,57 @@ def test_a_name_no_pattern_or_alias_bound_is_refused(query, refused):
     assert first_refused(f"<cypher>{query}") == f"<cypher>{query}"[: f"<cypher>{query}".index(refused) + len(refused)]
 
 
-def test_runaway_brackets_and_numbers_are_refused():
+def test_runaways_are_refused():
     # what the 1.5B model wrote, with examples, until its token budget ran out
-    nested = "MATCH (p:Product) WHERE p.unitPrice < " + "(p IN " * 8
-    assert (
-        first_refused(f"<cypher>{nested}")
-        == f"<cypher>{'MATCH (p:Product) WHERE p.unitPrice < ' + '(p IN ' * MAX_DEPTH}("
-    )
+    head = "<cypher>MATCH (p:Product) WHERE p.unitPrice < "
+    nested = first_refused(head + "(p IN " * 8)  # the same stretch again (here " (p IN", from the space before)
+    assert nested is not None and len(head + "(p IN " * MAX_REPEATS) <= len(nested) <= len(head + "(p IN " * 4)
+    flat = "<cypher>MATCH (p:Product) WITH p.unitPrice AS x WHERE x > x"
+    refused = first_refused(flat + " + x" * 6)  # " x +" a fourth time (the first x after ">" counts)
+    assert refused == flat + " + x" * (MAX_REPEATS - 1) + " + "
+    calls = "<cypher>MATCH (p:Product) RETURN toFloat(abs(round(toInteger(abs(round(p.unitPrice"
+    assert first_refused(calls) == calls[: calls.index("round(p") + len("round(")]  # MAX_DEPTH open at once
+    assert MAX_DEPTH == 5
     digits = "MATCH (s:Supplier) WHERE s.supplierID IN (1" + "0" * 40
-    assert first_refused(f"<cypher>{digits}") == f"<cypher>{digits[: digits.index('(1') + 2 + MAX_DIGITS]}"
+    longest = f"<cypher>{digits[: digits.index('(1') + 2 + MAX_DIGITS]}"  # (here "000" repeats before that)
+    assert len(first_refused(f"<cypher>{digits}") or "") <= len(longest)
+    assert first_refused("<cypher>MATCH (s:Supplier) WHERE s.id IN (1234567890123456") == (
+        "<cypher>MATCH (s:Supplier) WHERE s.id IN (1234567890123"
+    )
     deep_enough = "MATCH (p:Product) RETURN round(toFloat(avg(p.unitPrice + (p.unitsInStock * 2))))"
     assert first_refused(f"<cypher>{deep_enough}</cypher>") is None  # 4 open at once
     assert first_refused("<cypher>MATCH (p:Product) WHERE p.name = '100000000000000000000' RETURN p") is None
     repeated = "MATCH (p:Product)-[:PART_OF]->(c:Category) " * (MAX_MATCHES + 2)
     cut = len("<cypher>") + len("MATCH (p:Product)-[:PART_OF]->(c:Category) ") * MAX_MATCHES + len("MATCH ")
-    assert first_refused(f"<cypher>{repeated}") == f"<cypher>{repeated}"[:cut]
+    assert len(first_refused(f"<cypher>{repeated}") or "x" * 999) <= cut  # (here as a repeat, sooner)
+    distinct = "".join(f"MATCH (p{k}:Product) " for k in range(MAX_MATCHES + 1))
+    cut = len("<cypher>") + distinct.index(f"MATCH (p{MAX_MATCHES}") + len("MATCH ")
+    assert first_refused(f"<cypher>{distinct}") == f"<cypher>{distinct}"[:cut]
     optional = "MATCH (p:Product) OPTIONAL MATCH (p)-[:PART_OF]->(c:Category) MATCH (s:Supplier) RETURN p, c, s"
     assert first_refused(f"<cypher>{optional}</cypher>") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [  # arithmetic and ordering on a bare node, which the engine rejects
+        ("MATCH (p:Product) WITH p, count((p)--1) AS n", "(p)-"),
+        ("MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE size((s)-(c", "(s)-"),
+        ("MATCH (p:Product) WHERE p.reorderLevel > p + 1", "p +"),
+        ("MATCH (p:Product) WHERE p < 0", "p < "),  # (the "<" may begin "<>")
+        ("MATCH (p:Product)<-[r:ORDERS]-(o:Order) WHERE r * 2 > 1", "r *"),
+    ],
+)
+def test_a_node_is_no_number(query, refused):
+    assert first_refused(f"<cypher>{query}") == f"<cypher>{query}"[: f"<cypher>{query}".index(refused) + len(refused)]
+
+
+def test_nodes_compare_and_count():
+    for query in (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category)<-[:PART_OF]-(q:Product) WHERE p <> q AND (p) = (p) RETURN q",
+        "MATCH (p:Product) RETURN count(p) + 1 AS n, size(collect(p)) - 1 AS m, p.unitPrice - 2 AS x",
+        "MATCH (p:Product) OPTIONAL MATCH (p)<-[r:ORDERS]-(o:Order) WHERE o IS NULL RETURN p",
+    ):
+        assert first_refused(f"<cypher>{query}</cypher>") is None, query
 
 
 def test_the_check_is_registered_and_keyed():

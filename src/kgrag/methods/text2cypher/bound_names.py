@@ -17,10 +17,14 @@ around the query are words after ``<`` / ``</``. Scope across WITH is not tracke
 still passes here): the check's mends move such reads, and forbidding them would only make the model write
 something else (:mod:`.scope`).
 
-It also stops three runaways the grammar allows and the model fell into until its token budget ran out (4 of
-the 14 dev queries with examples that did not run, 4 of the 29 without): brackets opened inside brackets beyond
-``MAX_DEPTH`` (``(p IN (p IN (p IN …``), a number longer than ``MAX_DIGITS`` (``IN (1000000000…``) and more
-than ``MAX_MATCHES`` MATCH clauses (``MATCH (p)-[:PART_OF]->(c) MATCH (p)-[:PART_OF]->(c)<-… MATCH …``).
+It also stops runaways the grammar allows and the model fell into until its token budget ran out (4 of the 14
+dev queries with examples that did not run, 4 of the 29 without): brackets opened inside brackets beyond
+``MAX_DEPTH`` (``(p IN (p IN (p IN …``), a number longer than ``MAX_DIGITS`` (``IN (1000000000…``), more than
+``MAX_MATCHES`` MATCH clauses (``MATCH (p)-[:PART_OF]->(c) MATCH (p)-[:PART_OF]->(c)<-… MATCH …``), and the
+same stretch of text a fourth time in a row (`` + p + p + p``, `` AND c.categoryID IN c.categoryID`` …): held
+to a depth, the model went on flat. And a node or relationship is no number: written bare (not ``p.price``),
+it is not added, subtracted, multiplied or ordered with ``<`` / ``>`` (``count((p)--1)``, ``size((p)-(c))``,
+which the engine rejects as arithmetic on a node); ``=`` and ``<>`` compare two of them.
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ from kgrag.methods.text2cypher.grammar import FUNCTIONS
 from kgrag.methods.text2cypher.scope import AGGREGATES
 from kgrag.models.llm.token_checks import register
 
-NAME = "cypher-bound-names:2"  # the version changes with what the check refuses (a cache key part)
+NAME = "cypher-bound-names:3"  # the version changes with what the check refuses (a cache key part)
 MAX_DEPTH = 5  # brackets open at once: count(DISTINCT toFloat(x)) needs 2, a pattern 1
 MAX_DIGITS = 12  # digits in one number literal
+MAX_REPEATS = 3  # the same stretch of text (3 to 60 characters) written this often in a row may not go on
 MAX_MATCHES = 4  # MATCH clauses in one query (the Northwind dev file's gold queries have at most 2)
 _KEYWORDS = frozenset(
     """MATCH OPTIONAL WHERE WITH RETURN ORDER BY LIMIT DESC ASC AND OR NOT IS NULL DISTINCT AS CONTAINS STARTS ENDS
@@ -55,10 +60,13 @@ class _State:
     role: str = ""  # of the word being written: bind, alias, expr, free (property, label, key) or tag
     prev: str = ""  # the last character that is neither space nor part of a word
     before: str = ""  # the one before it ("</")
+    gap: bool = False  # whether a space came after prev
     last_word: str = ""  # the word just finished, when only spaces followed it
     clause: str = ""
     braces: int = 0
     depth: int = 0  # open ( and [
+    groups: tuple[bool, ...] = ()  # the open parentheses, True for a call's
+    element: str = ""  # "node" after a bare node or relationship variable in an expression, "<" after its "<"
     matches: int = 0  # MATCH clauses begun
     digits: int = 0  # of the number being written
 
@@ -67,23 +75,29 @@ class _State:
 class BoundNames:
     """The check (see the module docstring): :meth:`accept` what was written, ask :meth:`allows` of a token."""
 
-    bound: set[str] = field(default_factory=set)
+    bound: dict[str, bool] = field(default_factory=dict)  # name -> whether a pattern bound it (a node or edge)
     state: _State = field(default_factory=_State)
+    text: str = ""  # the last characters written
+    loop: str = ""  # the stretch the text has repeated MAX_REPEATS times, which may not come again
 
     def accept(self, piece: str) -> None:
         for ch in piece:
             self._feed(self.state, ch, self.bound)
+        self.text = (self.text + piece)[-_LONGEST * (MAX_REPEATS + 1) :]
+        self.loop = "" if self.state.quote else _repeated(self.text)  # a value may repeat itself: '1000000'
 
     def allows(self, piece: str) -> bool:
+        if self.loop and (self.loop * (len(piece) // len(self.loop) + 1)).startswith(piece):
+            return False
         state = replace(self.state)
-        bound = set(self.bound)
+        bound = dict(self.bound)
         for ch in piece:
             if self._feed(state, ch, bound) is False:
                 return False
         return not state.word or self._may_continue(state, bound)
 
     # ------------------------------------------------------------------ the lexer
-    def _feed(self, s: _State, ch: str, bound: set[str]) -> bool:
+    def _feed(self, s: _State, ch: str, bound: dict[str, bool]) -> bool:
         """Read ``ch``; False when it finishes a word the query may not read."""
         if s.quote:
             if s.escaped:
@@ -95,14 +109,23 @@ class BoundNames:
             return True
         if (ch.isalnum() or ch == "_") and (s.word or not ch.isdigit()):  # a digit starts no word
             if not s.word:
-                s.role = self._role(s)
+                if s.element == "<":  # p <q: an ordering, not p <> q
+                    return False
+                s.role, s.element = self._role(s), ""
             s.word += ch
             return True
+        call = bool(s.word)  # a "(" right after a word opens a call
         ok = self._finish(s, bound, ch) if s.word else True
         s.digits = s.digits + 1 if ch.isdigit() else 0
-        if s.digits > MAX_DIGITS or (ch in "([" and s.depth >= MAX_DEPTH):
+        if s.digits > MAX_DIGITS or (ch in "([" and s.depth >= MAX_DEPTH) or not self._element_operand(s, ch):
             return False
         s.depth = s.depth + 1 if ch in "([" else max(0, s.depth - 1) if ch in ")]" else s.depth
+        if ch == "(":
+            s.groups = (*s.groups, call)
+        elif ch == ")":
+            if not s.groups or s.groups[-1]:  # a call's value is no element: count(p) + 1
+                s.element = ""
+            s.groups = s.groups[:-1]
         if ch in "'\"":
             s.quote = ch
         elif ch == "{":
@@ -111,12 +134,30 @@ class BoundNames:
             s.braces = max(0, s.braces - 1)
         if not ch.isspace():
             s.before, s.prev, s.last_word = s.prev, ch, ""
+        s.gap = ch.isspace()
         return ok
 
     @staticmethod
+    def _element_operand(s: _State, ch: str) -> bool:
+        """Whether ``ch`` may follow in an expression: after a bare node or relationship (``p``, ``(p)``) no
+        arithmetic and no ordering, only ``=`` / ``<>``. Updates what the state knows."""
+        if s.element == "<":
+            s.element = ""
+            return ch in ">/"  # p <> q, or the closing tag after RETURN p
+        if not s.element or ch.isspace():
+            return True
+        if ch in "+-*/%>":
+            return False
+        if ch == "<":
+            s.element = "<"
+        elif ch != ")":
+            s.element = ""
+        return True
+
+    @staticmethod
     def _role(s: _State) -> str:
-        if s.prev == "<" or (s.prev == "/" and s.before == "<"):
-            return "tag"
+        if not s.gap and (s.prev == "<" or (s.prev == "/" and s.before == "<")):
+            return "tag"  # <cypher>, </cypher>; "x < y" compares
         if s.prev in (".", ":"):
             return "free"
         if s.last_word == "AS":
@@ -128,15 +169,16 @@ class BoundNames:
                 return "bind"
         return "expr"
 
-    def _finish(self, s: _State, bound: set[str], after: str) -> bool:
+    def _finish(self, s: _State, bound: dict[str, bool], after: str) -> bool:
         """End the word being written at the character ``after``; False when the query may not read it."""
         word, role = s.word, s.role
         s.word, s.role = "", ""
         ok = True
         if role in ("bind", "alias"):
-            bound.add(word)
+            bound[word] = role == "bind"
         elif role == "expr":  # a function's name only as a call: ``(avg)`` is a variable to the engine
             ok = word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
+            s.element = "node" if bound.get(word) and after != "." else ""
             if word in _CLAUSES and s.last_word not in ("STARTS", "ENDS"):
                 s.clause = word
                 s.matches += word == "MATCH"
@@ -144,16 +186,30 @@ class BoundNames:
         elif role == "tag":
             ok = word == _TAG
         s.last_word = word
+        s.prev = ""  # what comes before the next word is this one: in "p.price AS x" x follows AS, not the "."
         return ok
 
     @staticmethod
-    def _may_continue(s: _State, bound: set[str]) -> bool:
+    def _may_continue(s: _State, bound: dict[str, bool]) -> bool:
         """Whether the word being written can still become one the query may read."""
         if s.role == "tag":
             return _TAG.startswith(s.word)
         if s.role != "expr":
             return True
         return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *_functions(s)))
+
+
+_LONGEST = 60  # the longest stretch :func:`_repeated` looks for
+
+
+def _repeated(text: str) -> str:
+    """The shortest stretch of 3 to ``_LONGEST`` characters that ``text`` ends with ``MAX_REPEATS`` times in a
+    row, as it would go on (its last ``len`` characters); "" when there is none."""
+    for n in range(3, _LONGEST + 1):
+        span = n * MAX_REPEATS
+        if len(text) >= span and text[-span:-n] == text[-span + n :]:
+            return text[-n:]
+    return ""
 
 
 def _functions(s: _State) -> frozenset[str]:
@@ -164,4 +220,4 @@ def _functions(s: _State) -> frozenset[str]:
 
 register(NAME)(BoundNames)
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_MATCHES", "NAME", "BoundNames"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_MATCHES", "MAX_REPEATS", "NAME", "BoundNames"]

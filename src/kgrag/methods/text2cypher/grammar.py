@@ -12,7 +12,9 @@ label afterwards by :mod:`.check`, which a context-free grammar cannot do. A WHE
 ``WHERE p.unitPrice > avg(p.unitPrice)``, which the engine rejects; what it means is a WITH first. A list (of
 literals) stands only after IN, the one place this subset reads one: as an operand of arithmetic it let the
 model spell a pattern, ``count((p)-[o]-(c))`` — parenthesised ``p`` minus the list ``[o]`` minus ``c`` to the
-grammar, a pattern with a new variable to the engine, which rejects it (Northwind dev, with examples). ORDER
+grammar, a pattern with a new variable to the engine, which rejects it (Northwind dev, with examples); and IN
+reads a list or a variable (or its property), not any expression: ``s.supplierID IN (1000000…`` ran on to the
+token budget where a subquery was wanted (Northwind dev, with and without examples). ORDER
 BY keeps aggregates: held to row expressions like WHERE (tried on 2026-12-05), the model, wanting
 ``ORDER BY count(o)``, wrote ``count`` or ``countDistincto`` as a variable instead (without examples 26 of 299
 dev queries did not run, against 12 with examples), and :mod:`.check` makes an aggregate ordered by a column.
@@ -49,13 +51,13 @@ body ::= ("DISTINCT ")? item ("," " "? item){0,5} (sep "ORDER BY " order ("," " 
 item ::= expr (" AS " var)?
 order ::= expr (" DESC" | " ASC")?
 cond ::= ("NOT ")? test ((" AND " | " OR ") ("NOT ")? test)*
-test ::= expr (cmp expr | " IN " (list | expr) | " IS NULL" | " IS NOT NULL")?
+test ::= expr (cmp expr | " IN " (list | var ("." prop)?) | " IS NULL" | " IS NOT NULL")?
 cmp ::= " "? ("=" | "<>" | "<=" | ">=" | "<" | ">") " "? | " CONTAINS " | " STARTS WITH " | " ENDS WITH "
 expr ::= term (" "? ("+" | "-" | "*" | "/") " "? term)*
 term ::= var ("." prop)? | func "(" ("DISTINCT ")? (expr | "*") ")" | literal | "(" cond ")"
 list ::= "[" (literal ("," " "? literal)*)? "]"
 wcond ::= ("NOT ")? wtest ((" AND " | " OR ") ("NOT ")? wtest)*
-wtest ::= wexpr (cmp wexpr | " IN " (list | wexpr) | " IS NULL" | " IS NOT NULL")?
+wtest ::= wexpr (cmp wexpr | " IN " (list | var ("." prop)?) | " IS NULL" | " IS NOT NULL")?
 wexpr ::= wterm (" "? ("+" | "-" | "*" | "/") " "? wterm)*
 wterm ::= var ("." prop)? | rowfunc "(" wexpr ")" | literal | "(" wcond ")"
 literal ::= string | number | "true" | "false" | "null"
