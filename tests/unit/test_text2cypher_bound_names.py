@@ -64,7 +64,7 @@ def test_runaways_are_refused():
     refused = first_refused(flat + " + x" * 6)  # " x +" a fourth time (the first x after ">" counts)
     assert refused == flat + " + x" * (MAX_REPEATS - 1) + " + "
     calls = "<cypher>MATCH (p:Product) RETURN toFloat(abs(round(toInteger(abs(round(p.unitPrice"
-    assert first_refused(calls) == calls[: calls.index("round(p") + len("round(")]  # MAX_DEPTH open at once
+    assert first_refused(calls) == calls[: calls.index("round(p") + 1]  # MAX_DEPTH open: no call begins
     assert MAX_DEPTH == 5
     digits = "MATCH (s:Supplier) WHERE s.supplierID IN (1" + "0" * 40
     longest = f"<cypher>{digits[: digits.index('(1') + 2 + MAX_DIGITS]}"  # (here "000" repeats before that)

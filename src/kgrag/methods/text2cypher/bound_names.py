@@ -196,7 +196,8 @@ class BoundNames:
             return _TAG.startswith(s.word)
         if s.role != "expr":
             return True
-        return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *_functions(s)))
+        calls = _functions(s) if s.depth < MAX_DEPTH else ()  # a call needs a "(" the depth has no room for
+        return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *calls))
 
 
 _LONGEST = 60  # the longest stretch :func:`_repeated` looks for
