@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.methods.text2cypher.bound_names import MAX_DEPTH, MAX_DIGITS, MAX_MATCHES, MAX_REPEATS, NAME, BoundNames
+from kgrag.methods.text2cypher.bound_names import (
+    MAX_DEPTH,
+    MAX_DIGITS,
+    MAX_LIST,
+    MAX_MATCHES,
+    MAX_REPEATS,
+    NAME,
+    BoundNames,
+)
 from kgrag.models.llm.base import GenerationParams
 from kgrag.models.llm.token_checks import new_check
 
@@ -79,8 +87,14 @@ def test_runaways_are_refused():
     cut = len("<cypher>") + len("MATCH (p:Product)-[:PART_OF]->(c:Category) ") * MAX_MATCHES + len("MATCH ")
     assert len(first_refused(f"<cypher>{repeated}") or "x" * 999) <= cut  # (here as a repeat, sooner)
     distinct = "".join(f"MATCH (p{k}:Product) " for k in range(MAX_MATCHES + 1))
-    cut = len("<cypher>") + distinct.index(f"MATCH (p{MAX_MATCHES}") + len("MATCH ")
+    cut = len("<cypher>") + distinct.index(f"MATCH (p{MAX_MATCHES}") + 1  # at its first letter
     assert first_refused(f"<cypher>{distinct}") == f"<cypher>{distinct}"[:cut]
+    listed = "MATCH (c:Customer) WHERE c.customerID IN [" + ", ".join(f"'c{k}'" for k in range(MAX_LIST + 5))
+    cut = listed.index(f", 'c{MAX_LIST}'") + 1
+    assert first_refused(f"<cypher>{listed}") == f"<cypher>{listed[:cut]}"
+    long_unit = " AND p.unitPrice > 1 AND p.unitsInStock > 2 AND p.reorderLevel > 3 AND p.discontinued = true"
+    looped = first_refused(f"<cypher>MATCH (p:Product) WHERE p.unitPrice > 0{long_unit * 5}")
+    assert looped is not None and looped.endswith(long_unit * 2 + " ")  # the 92 characters a fourth time
     optional = "MATCH (p:Product) OPTIONAL MATCH (p)-[:PART_OF]->(c:Category) MATCH (s:Supplier) RETURN p, c, s"
     assert first_refused(f"<cypher>{optional}</cypher>") is None
 

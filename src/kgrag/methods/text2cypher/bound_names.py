@@ -20,8 +20,10 @@ something else (:mod:`.scope`).
 It also stops runaways the grammar allows and the model fell into until its token budget ran out (4 of the 14
 dev queries with examples that did not run, 4 of the 29 without): brackets opened inside brackets beyond
 ``MAX_DEPTH`` (``(p IN (p IN (p IN …``), a number longer than ``MAX_DIGITS`` (``IN (1000000000…``), more than
-``MAX_MATCHES`` MATCH clauses (``MATCH (p)-[:PART_OF]->(c) MATCH (p)-[:PART_OF]->(c)<-… MATCH …``), and the
-same stretch of text a fourth time in a row (`` + p + p + p``, `` AND c.categoryID IN c.categoryID`` …): held
+``MAX_MATCHES`` MATCH clauses (``MATCH (p)-[:PART_OF]->(c) MATCH (p)-[:PART_OF]->(c)<-… MATCH …``; refused at
+its first letter, since refused where the word ends the grammar allows nothing else and the check is set
+aside), more than ``MAX_LIST`` literals in a list (``IN ['Customer{city: ','Berlin', …``), and the same
+stretch of text a fourth time in a row (`` + p + p + p``, `` AND c.categoryID IN c.categoryID`` …): held
 to a depth, the model went on flat. And a node or relationship is no number: written bare (not ``p.price``),
 it is not added, subtracted, multiplied or ordered with ``<`` / ``>`` (``count((p)--1)``, ``size((p)-(c))``,
 which the engine rejects as arithmetic on a node); ``=`` and ``<>`` compare two of them.
@@ -35,16 +37,18 @@ from kgrag.methods.text2cypher.grammar import FUNCTIONS
 from kgrag.methods.text2cypher.scope import AGGREGATES
 from kgrag.models.llm.token_checks import register
 
-NAME = "cypher-bound-names:3"  # the version changes with what the check refuses (a cache key part)
+NAME = "cypher-bound-names:4"  # the version changes with what the check refuses (a cache key part)
 MAX_DEPTH = 5  # brackets open at once: count(DISTINCT toFloat(x)) needs 2, a pattern 1
 MAX_DIGITS = 12  # digits in one number literal
 MAX_REPEATS = 3  # the same stretch of text (3 to 60 characters) written this often in a row may not go on
+MAX_LIST = 20  # literals in one list (IN [...])
 MAX_MATCHES = 4  # MATCH clauses in one query (the Northwind dev file's gold queries have at most 2)
 _KEYWORDS = frozenset(
     """MATCH OPTIONAL WHERE WITH RETURN ORDER BY LIMIT DESC ASC AND OR NOT IS NULL DISTINCT AS CONTAINS STARTS ENDS
     IN true false null""".split()
 )
 _CLAUSES = frozenset({"MATCH", "WHERE", "WITH", "RETURN", "ORDER", "LIMIT"})
+_NEW_MATCH = frozenset({"MATCH", "OPTIONAL"})
 _TAG = "cypher"
 _ALL_FUNCTIONS = frozenset(FUNCTIONS)
 _ROW_FUNCTIONS = _ALL_FUNCTIONS - AGGREGATES
@@ -68,6 +72,7 @@ class _State:
     groups: tuple[bool, ...] = ()  # the open parentheses, True for a call's
     element: str = ""  # "node" after a bare node or relationship variable in an expression, "<" after its "<"
     matches: int = 0  # MATCH clauses begun
+    items: int = 0  # literals in the list being written (0: none open)
     digits: int = 0  # of the number being written
 
 
@@ -120,6 +125,10 @@ class BoundNames:
         if s.digits > MAX_DIGITS or (ch in "([" and s.depth >= MAX_DEPTH) or not self._element_operand(s, ch):
             return False
         s.depth = s.depth + 1 if ch in "([" else max(0, s.depth - 1) if ch in ")]" else s.depth
+        if s.clause != "MATCH" and ch in "[,]":  # outside a pattern a bracket is a list (only after IN)
+            s.items = 1 if ch == "[" else 0 if ch == "]" else s.items + bool(s.items)
+            if s.items > MAX_LIST:
+                return False
         if ch == "(":
             s.groups = (*s.groups, call)
         elif ch == ")":
@@ -191,16 +200,19 @@ class BoundNames:
 
     @staticmethod
     def _may_continue(s: _State, bound: dict[str, bool]) -> bool:
-        """Whether the word being written can still become one the query may read."""
+        """Whether the word being written can still become one the query may read: refused at its first letter,
+        the model writes another word (refused only when it ends, where the grammar forces what follows, the
+        check would be set aside)."""
         if s.role == "tag":
             return _TAG.startswith(s.word)
         if s.role != "expr":
             return True
         calls = _functions(s) if s.depth < MAX_DEPTH else ()  # a call needs a "(" the depth has no room for
-        return any(w.startswith(s.word) for w in (*bound, *_KEYWORDS, *calls))
+        keywords = _KEYWORDS - _NEW_MATCH if s.matches >= MAX_MATCHES else _KEYWORDS
+        return any(w.startswith(s.word) for w in (*bound, *keywords, *calls))
 
 
-_LONGEST = 60  # the longest stretch :func:`_repeated` looks for
+_LONGEST = 100  # the longest stretch :func:`_repeated` looks for (two MATCH lines alternating p and s: 90)
 
 
 def _repeated(text: str) -> str:
@@ -221,4 +233,4 @@ def _functions(s: _State) -> frozenset[str]:
 
 register(NAME)(BoundNames)
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_MATCHES", "MAX_REPEATS", "NAME", "BoundNames"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_LIST", "MAX_MATCHES", "MAX_REPEATS", "NAME", "BoundNames"]
