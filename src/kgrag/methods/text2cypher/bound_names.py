@@ -40,7 +40,7 @@ from kgrag.models.llm.token_checks import register
 NAME = "cypher-bound-names:4"  # the version changes with what the check refuses (a cache key part)
 MAX_DEPTH = 5  # brackets open at once: count(DISTINCT toFloat(x)) needs 2, a pattern 1
 MAX_DIGITS = 12  # digits in one number literal
-MAX_REPEATS = 3  # the same stretch of text (3 to 60 characters) written this often in a row may not go on
+MAX_REPEATS = 3  # the same stretch of text (3 to _LONGEST characters) written this often in a row may not go on
 MAX_LIST = 20  # literals in one list (IN [...])
 MAX_MATCHES = 4  # MATCH clauses in one query (the Northwind dev file's gold queries have at most 2)
 _KEYWORDS = frozenset(
