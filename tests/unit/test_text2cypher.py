@@ -465,6 +465,16 @@ def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):
         "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n WHERE n > 5 RETURN DISTINCT c.companyName"
     )
     assert check(counted, "Which customers are loyal?") == counted + ", n"  # kept, and shown (.shown)
+    # a list of numbers the question does not say, or of booleans, is made up; one it says is asked for
+    listed = "MATCH (s:Supplier {city: 'London'}) WHERE s.supplierID IN [1, 2, 3] RETURN s.companyName"
+    question = "Which suppliers from the city 'London' supply products?"
+    assert check(listed, question) == "MATCH (s:Supplier {city: 'London'}) RETURN s.companyName"
+    flags = listed.replace("[1, 2, 3]", "[true, false]")
+    assert check(flags, question) == "MATCH (s:Supplier {city: 'London'}) RETURN s.companyName"
+    said = listed.replace("[1, 2, 3]", "['1', '3']")
+    assert check(said, question) == said
+    numbers = "MATCH (o:Order) WHERE o.shipVia IN [1, 3] RETURN o.orderID"
+    assert check(numbers, "Which orders shipped via 1 or 3?") == numbers
 
 
 def test_a_variable_only_counted_is_joined_by_the_label_its_initial_and_the_question_name(schema):

@@ -66,8 +66,9 @@ def test_a_name_no_pattern_or_alias_bound_is_refused(query, refused):
 def test_runaways_are_refused():
     # what the 1.5B model wrote, with examples, until its token budget ran out
     head = "<cypher>MATCH (p:Product) WHERE p.unitPrice < "
-    nested = first_refused(head + "(p IN " * 8)  # the same stretch again (here " (p IN", from the space before)
-    assert nested is not None and len(head + "(p IN " * MAX_REPEATS) <= len(nested) <= len(head + "(p IN " * 4)
+    unit = "(p.unitPrice IN "
+    nested = first_refused(head + unit * 8)  # the same stretch again (here from the space before)
+    assert nested is not None and len(head + unit * MAX_REPEATS) <= len(nested) <= len(head + unit * 4)
     flat = "<cypher>MATCH (p:Product) WITH p.unitPrice AS x WHERE x > x"
     refused = first_refused(flat + " + x" * 6)  # " x +" a fourth time (the first x after ">" counts)
     assert refused == flat + " + x" * (MAX_REPEATS - 1) + " + "
@@ -128,3 +129,36 @@ def test_the_check_is_registered_and_keyed():
         new_check("nope")
     assert "token_check" not in GenerationParams().as_dict()  # cache keys of calls without one are unchanged
     assert GenerationParams(token_check=NAME).as_dict()["token_check"] == NAME
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [  # type errors the 1.5B model wrote (Northwind dev), which the engine refuses
+        ("MATCH (p:Product) WHERE p.reorderLevel > size((p))", "size((p))"),  # a node is no list
+        ("MATCH (p:Product) WITH p, min(p) AS m", "min(p)"),
+        ("MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE NOT (p)<>-1", "(p)<>-"),  # a node is no number
+        ("MATCH (p:Product) WHERE p = 'x'", "p = '"),
+        ("MATCH (o:Order) WHERE o.shipCity = (coalesce(o.shipVia) - '3')", "- '"),  # nor is a string
+        ("MATCH (p:Product) WHERE p.categoryID = '1' --1996", "'1' -"),
+        ("MATCH (p:Product) WHERE p.unitPrice < (p IN [1, 2])", "p IN"),  # a node is in no list of values
+        ("MATCH (s:Supplier) WHERE s.supplierID IN [true, false]", "[t"),  # a list of booleans means nothing
+        ("MATCH (o:Order)<-[:PURCHASED]-(p:Customer)-[:PURCHASED]->(o:Order)-[:ORDERS]->(p:Product)", "(p:P"),
+        ("MATCH (p:Product) WITH p, count(DISTINCT sum(p.unitPrice)) AS n", "sum"),  # nested aggregation
+    ],
+)
+def test_values_of_the_wrong_kind_are_refused(query, refused):
+    text = f"<cypher>{query}"
+    cut = first_refused(text)
+    assert cut is not None and cut.endswith(refused[: len(cut) - text.index(refused)]), cut
+    assert text.index(refused) < len(cut) <= text.index(refused) + len(refused)
+
+
+def test_values_of_the_right_kind_pass():
+    for query in (
+        "MATCH (s:Supplier {companyName: 'M'})-[:SUPPLIES]->(p:Product)<-[:SUPPLIES]-(s2:Supplier) WHERE s2 <> s "
+        "RETURN p.productName, 'a' + 'b' AS x, p.unitPrice - 1 AS y, p.name IN ['x', 'y'] AS z",
+        "MATCH (p:Product) MATCH (p)<-[r:ORDERS]-(o:Order) MATCH (p:Product)-[:PART_OF]->(c) RETURN type(r), "
+        "labels(p), coalesce(o, p), count(DISTINCT p), collect(o) ORDER BY count(o) DESC",
+        "MATCH (p:Product) WHERE (p) = (p) AND p.unitsInStock > 0 RETURN p, sum(toFloat(p.unitPrice)) AS s",
+    ):
+        assert first_refused(f"<cypher>{query}</cypher>") is None, query

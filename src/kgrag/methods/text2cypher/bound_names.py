@@ -37,7 +37,7 @@ from kgrag.methods.text2cypher.grammar import FUNCTIONS
 from kgrag.methods.text2cypher.scope import AGGREGATES
 from kgrag.models.llm.token_checks import register
 
-NAME = "cypher-bound-names:4"  # the version changes with what the check refuses (a cache key part)
+NAME = "cypher-bound-names:5"  # the version changes with what the check refuses (a cache key part)
 MAX_DEPTH = 5  # brackets open at once: count(DISTINCT toFloat(x)) needs 2, a pattern 1
 MAX_DIGITS = 12  # digits in one number literal
 MAX_REPEATS = 3  # the same stretch of text (3 to _LONGEST characters) written this often in a row may not go on
@@ -52,6 +52,9 @@ _NEW_MATCH = frozenset({"MATCH", "OPTIONAL"})
 _TAG = "cypher"
 _ALL_FUNCTIONS = frozenset(FUNCTIONS)
 _ROW_FUNCTIONS = _ALL_FUNCTIONS - AGGREGATES
+_NODE_ARGS = frozenset({"count", "collect", "labels", "type", "coalesce"})  # the calls a node may be given to
+_NOT_AFTER_NODE = frozenset({"IN", "AND", "OR", "CONTAINS", "STARTS", "ENDS"})  # words of values, not of nodes
+_ARITHMETIC = "-*/%"  # what a string is not an operand of ("+" joins strings)
 
 
 @dataclass(slots=True)
@@ -69,8 +72,12 @@ class _State:
     clause: str = ""
     braces: int = 0
     depth: int = 0  # open ( and [
-    groups: tuple[bool, ...] = ()  # the open parentheses, True for a call's
-    element: str = ""  # "node" after a bare node or relationship variable in an expression, "<" after its "<"
+    groups: tuple[str, ...] = ()  # the open parentheses: the function's name for a call's, "" for others
+    element: str = ""  # "node" after a bare node or relationship variable in an expression, "<" after its "<",
+    # "cmp" after its "=" or "<>" (what follows is another node)
+    after: str = ""  # of the word being written: "cmp" after a node's "=" / "<>", "node" right after a bare node
+    binding: str = ""  # the pattern variable whose label (after ":") is being written
+    label: str = ""  # the label that variable already has: it may not take another
     matches: int = 0  # MATCH clauses begun
     items: int = 0  # literals in the list being written (0: none open)
     digits: int = 0  # of the number being written
@@ -80,7 +87,8 @@ class _State:
 class BoundNames:
     """The check (see the module docstring): :meth:`accept` what was written, ask :meth:`allows` of a token."""
 
-    bound: dict[str, bool] = field(default_factory=dict)  # name -> whether a pattern bound it (a node or edge)
+    bound: dict[str, str] = field(default_factory=dict)  # name -> its label ("*" unlabelled) if a pattern bound
+    # it (a node or edge), "" for an alias
     state: _State = field(default_factory=_State)
     text: str = ""  # the last characters written
     loop: str = ""  # the stretch the text has repeated MAX_REPEATS times, which may not come again
@@ -102,7 +110,7 @@ class BoundNames:
         return not state.word or self._may_continue(state, bound)
 
     # ------------------------------------------------------------------ the lexer
-    def _feed(self, s: _State, ch: str, bound: dict[str, bool]) -> bool:
+    def _feed(self, s: _State, ch: str, bound: dict[str, str]) -> bool:
         """Read ``ch``; False when it finishes a word the query may not read."""
         if s.quote:
             if s.escaped:
@@ -116,13 +124,14 @@ class BoundNames:
             if not s.word:
                 if s.element == "<":  # p <q: an ordering, not p <> q
                     return False
+                s.after = s.element if s.element in ("cmp", "node") else ""
                 s.role, s.element = self._role(s), ""
             s.word += ch
             return True
-        call = bool(s.word)  # a "(" right after a word opens a call
+        call = s.word  # a "(" right after a word opens a call
         ok = self._finish(s, bound, ch) if s.word else True
         s.digits = s.digits + 1 if ch.isdigit() else 0
-        if s.digits > MAX_DIGITS or (ch in "([" and s.depth >= MAX_DEPTH) or not self._element_operand(s, ch):
+        if s.digits > MAX_DIGITS or (ch in "([" and s.depth >= MAX_DEPTH) or not self._operand(s, ch):
             return False
         s.depth = s.depth + 1 if ch in "([" else max(0, s.depth - 1) if ch in ")]" else s.depth
         if s.clause != "MATCH" and ch in "[,]":  # outside a pattern a bracket is a list (only after IN)
@@ -132,6 +141,8 @@ class BoundNames:
         if ch == "(":
             s.groups = (*s.groups, call)
         elif ch == ")":
+            if s.groups and s.groups[-1] and s.element == "node" and s.groups[-1] not in _NODE_ARGS:
+                return False  # min(p), size((p)): a node is no value these take
             if not s.groups or s.groups[-1]:  # a call's value is no element: count(p) + 1
                 s.element = ""
             s.groups = s.groups[:-1]
@@ -147,18 +158,28 @@ class BoundNames:
         return ok
 
     @staticmethod
-    def _element_operand(s: _State, ch: str) -> bool:
-        """Whether ``ch`` may follow in an expression: after a bare node or relationship (``p``, ``(p)``) no
-        arithmetic and no ordering, only ``=`` / ``<>``. Updates what the state knows."""
+    def _operand(s: _State, ch: str) -> bool:
+        """Whether ``ch`` (no part of a word) may follow in an expression. A string is no operand of ``-``, ``*``,
+        ``/``, ``%``. After a bare node or relationship (``p``, ``(p)``): no arithmetic and no ordering, only
+        ``=`` / ``<>``, and those with another node, not a literal. Updates what the state knows."""
+        if s.clause != "MATCH" and (
+            (ch in "'\"" and s.prev and s.prev in _ARITHMETIC) or (s.prev and s.prev in "'\"" and ch in _ARITHMETIC)
+        ):
+            return False  # '1' - 2, x * '3'
         if s.element == "<":
-            s.element = ""
+            s.element = "cmp" if ch == ">" else ""
             return ch in ">/"  # p <> q, or the closing tag after RETURN p
+        if s.element == "cmp":
+            if ch.isdigit() or ch in "'\"-[":
+                return False  # p <> -1, p = '3'
+            s.element = "cmp" if ch.isspace() or ch == "(" else ""
+            return True
         if not s.element or ch.isspace():
             return True
         if ch in "+-*/%>":
             return False
-        if ch == "<":
-            s.element = "<"
+        if ch in "<=":
+            s.element = "<" if ch == "<" else "cmp"
         elif ch != ")":
             s.element = ""
         return True
@@ -178,16 +199,22 @@ class BoundNames:
                 return "bind"
         return "expr"
 
-    def _finish(self, s: _State, bound: dict[str, bool], after: str) -> bool:
+    def _finish(self, s: _State, bound: dict[str, str], after: str) -> bool:
         """End the word being written at the character ``after``; False when the query may not read it."""
         word, role = s.word, s.role
         s.word, s.role = "", ""
         ok = True
-        if role in ("bind", "alias"):
-            bound[word] = role == "bind"
-        elif role == "expr":  # a function's name only as a call: ``(avg)`` is a variable to the engine
-            ok = word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
-            s.element = "node" if bound.get(word) and after != "." else ""
+        if role == "bind":  # its label follows a ":"; one it already has may not change
+            s.binding, s.label = (word, bound.get(word, "*")) if after == ":" else ("", "")
+            bound[word] = bound.get(word) or "*"
+        elif role == "alias":
+            bound[word] = ""
+        elif role == "free" and s.binding:
+            ok = s.label in ("*", word)
+            bound[s.binding], s.binding = word, ""
+        elif role == "expr":
+            ok = self._readable(s, bound, word, after)
+            s.element = "node" if bound.get(word) and after != "." and s.after != "cmp" else ""  # p = q: a test
             if word in _CLAUSES and s.last_word not in ("STARTS", "ENDS"):
                 s.clause = word
                 s.matches += word == "MATCH"
@@ -199,16 +226,35 @@ class BoundNames:
         return ok
 
     @staticmethod
-    def _may_continue(s: _State, bound: dict[str, bool]) -> bool:
+    def _readable(s: _State, bound: dict[str, str], word: str, after: str) -> bool:
+        """Whether an expression may read ``word``: a bound name, a keyword, or a function's name as a call
+        (``(avg)`` is a variable to the engine); a node after a node's ``=``, no value word after a bare node,
+        and no word at all in a list (its booleans are never meant: ``p.categoryID IN [true, false]``)."""
+        if s.items:
+            return False
+        if s.after == "cmp":
+            return bool(bound.get(word))
+        if s.after == "node" and word in _NOT_AFTER_NODE:
+            return False
+        return word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
+
+    @staticmethod
+    def _may_continue(s: _State, bound: dict[str, str]) -> bool:
         """Whether the word being written can still become one the query may read: refused at its first letter,
         the model writes another word (refused only when it ends, where the grammar forces what follows, the
         check would be set aside)."""
         if s.role == "tag":
             return _TAG.startswith(s.word)
-        if s.role != "expr":
-            return True
+        if s.role == "free" and s.binding:
+            return s.label == "*" or s.label.startswith(s.word)
+        if s.role != "expr" or s.items:
+            return s.role != "expr"
+        if s.after == "cmp":
+            return any(w.startswith(s.word) for w, label in bound.items() if label)
         calls = _functions(s) if s.depth < MAX_DEPTH else ()  # a call needs a "(" the depth has no room for
         keywords = _KEYWORDS - _NEW_MATCH if s.matches >= MAX_MATCHES else _KEYWORDS
+        if s.after == "node":
+            keywords = keywords - _NOT_AFTER_NODE
         return any(w.startswith(s.word) for w in (*bound, *keywords, *calls))
 
 
@@ -226,9 +272,12 @@ def _repeated(text: str) -> str:
 
 
 def _functions(s: _State) -> frozenset[str]:
-    """The functions the grammar lets the clause call: no aggregate in a WHERE (``wterm``). Offered ``avg`` there
-    anyway, the model wrote ``(avg`` and then found no way on the grammar and the check both allowed."""
-    return _ROW_FUNCTIONS if s.clause == "WHERE" else _ALL_FUNCTIONS
+    """The functions the grammar lets the clause call: no aggregate in a WHERE (``wterm``), nor inside another
+    aggregate (``count(DISTINCT sum(…))``, which the engine refuses as nested). Offered ``avg`` in a WHERE anyway,
+    the model wrote ``(avg`` and then found no way on the grammar and the check both allowed."""
+    if s.clause == "WHERE" or any(g in AGGREGATES for g in s.groups):
+        return _ROW_FUNCTIONS
+    return _ALL_FUNCTIONS
 
 
 register(NAME)(BoundNames)

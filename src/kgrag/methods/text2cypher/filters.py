@@ -5,6 +5,8 @@ p.unitsOnOrder > 0`` before the average, and for "the 3 categories with the leas
 p.unitsOnOrder IS NOT NULL AND p.unitsOnOrder > 0``: plausible conditions copied from the schema that change
 the answer. A condition of a WHERE that compares a node's property with a literal (or tests it for null) is
 dropped when the question names no word of the property ("units", "order") and does not contain the literal,
+and so is a list of numbers the question does not say or of booleans (``s.supplierID IN [1, 2, 3]`` for "the
+3 suppliers from London", ``pr.productID IN [true, true, true]``: Northwind dev, without examples),
 and so is one on a property the node does not have ("Show all products with a reorderLevel of 25 or higher":
 ``WHERE c.region = 'OR' AND p.reorderLevel >= 25`` on a Category ``c``, which the engine refuses).
 Conditions on aggregates, on two properties, or inside OR / NOT are left alone: they are the query's logic,
@@ -63,6 +65,8 @@ def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, di
     if read is None or read[0] not in typed:  # the property may not even exist
         return False
     rest = part[3:]
+    if _invented_list(rest, words):
+        return True
     null_test = [t.value.upper() for t in rest] in (["IS", "NULL"], ["IS", "NOT", "NULL"])
     literal = len(rest) == 2 and rest[0].value in _COMPARISONS and rest[1].kind in _LITERALS
     if not (null_test or literal):
@@ -73,6 +77,17 @@ def _unasked(part: list[Token], words: set[str], asked: str, typed: dict[str, di
         return False
     meaningful = [w for w in identifier_words(prop) if len(w) >= _MEANINGFUL]
     return bool(meaningful) and not any(said(w, words) for w in meaningful)
+
+
+def _invented_list(rest: list[Token], words: set[str]) -> bool:
+    """``IN [1, 2, 3]`` or ``IN [true, false]`` with a number the question does not say or a boolean (which no
+    question lists): values made up, which empty the answer or fail on a text property."""
+    if len(rest) < 4 or not is_word(rest[0], "IN") or rest[1].value != "[" or rest[-1].value != "]":
+        return False
+    listed = rest[2:-1:2]
+    if any(t.kind not in _LITERALS and t.value.lower() not in ("true", "false") for t in listed):
+        return False
+    return any(t.kind != "str" and t.value.lower() not in words for t in listed)
 
 
 def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) -> tuple[list[Token], list[str]]:
