@@ -104,8 +104,9 @@ def test_runaways_are_refused():
     ("query", "refused"),
     [  # arithmetic and ordering on a bare node, which the engine rejects
         ("MATCH (p:Product) WITH p, count((p)--1) AS n", "(p)-"),
-        ("MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE size((s)-(c", "(s)-"),
-        ("MATCH (p:Product) WHERE p.reorderLevel > p + 1", "p +"),
+        ("MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE size((s)-(c", "(s)"),  # (size wants a value)
+        ("MATCH (p:Product) WHERE p.reorderLevel > p + 1", "p "),  # p where a value is wanted
+        ("MATCH (p:Product) WITH p, p + 1 AS n", "p +"),
         ("MATCH (p:Product) WHERE p < 0", "p < "),  # (the "<" may begin "<>")
         ("MATCH (p:Product)<-[r:ORDERS]-(o:Order) WHERE r * 2 > 1", "r *"),
     ],
@@ -141,6 +142,8 @@ def test_the_check_is_registered_and_keyed():
         ("MATCH (o:Order) WHERE o.shipCity = (coalesce(o.shipVia) - '3')", "- '"),  # nor is a string
         ("MATCH (p:Product) WHERE p.categoryID = '1' --1996", "'1' -"),
         ("MATCH (p:Product) WHERE p.unitPrice < (p IN [1, 2])", "p IN"),  # a node is in no list of values
+        ("MATCH (p:Product) WHERE p.unitPrice < (p)", "(p)"),  # nor compared with a value
+        ("MATCH (p:Product) WHERE p.reorderLevel > (size((p)", "((p)"),
         ("MATCH (s:Supplier) WHERE s.supplierID IN [true, false]", "[t"),  # a list of booleans means nothing
         ("MATCH (o:Order)<-[:PURCHASED]-(p:Customer)-[:PURCHASED]->(o:Order)-[:ORDERS]->(p:Product)", "(p:P"),
         ("MATCH (p:Product) WITH p, count(DISTINCT sum(p.unitPrice)) AS n", "sum"),  # nested aggregation
@@ -162,3 +165,14 @@ def test_values_of_the_right_kind_pass():
         "MATCH (p:Product) WHERE (p) = (p) AND p.unitsInStock > 0 RETURN p, sum(toFloat(p.unitPrice)) AS s",
     ):
         assert first_refused(f"<cypher>{query}</cypher>") is None, query
+
+
+def test_the_check_reads_on_past_a_character_it_refused():
+    # set aside where it refuses every token the grammar allows, the check must not refuse all that follows
+    text = "<cypher>MATCH (p:Product) WITH p, p - 1 AS n WHERE n > 2 RETURN n, p.productName</cypher>"
+    check, refused = BoundNames(), []
+    for k, ch in enumerate(text):
+        if not check.allows(ch):
+            refused.append(text[: k + 1])
+        check.accept(ch)
+    assert refused == [text[: text.index("p - ") + 3]]

@@ -72,10 +72,12 @@ class _State:
     clause: str = ""
     braces: int = 0
     depth: int = 0  # open ( and [
-    groups: tuple[str, ...] = ()  # the open parentheses: the function's name for a call's, "" for others
+    groups: tuple[str, ...] = ()  # the open parentheses: a call's function name; "=" for one where a value is
+    # wanted (a bare node may not stand in it), "" for another
     element: str = ""  # "node" after a bare node or relationship variable in an expression, "<" after its "<",
     # "cmp" after its "=" or "<>" (what follows is another node)
-    after: str = ""  # of the word being written: "cmp" after a node's "=" / "<>", "node" right after a bare node
+    after: str = ""  # of the word being written: "cmp" after a node's "=" / "<>", "node" right after a bare node,
+    # "value" where a value is wanted (an operand, a call's argument): not a bare node
     binding: str = ""  # the pattern variable whose label (after ":") is being written
     label: str = ""  # the label that variable already has: it may not take another
     matches: int = 0  # MATCH clauses begun
@@ -111,7 +113,8 @@ class BoundNames:
 
     # ------------------------------------------------------------------ the lexer
     def _feed(self, s: _State, ch: str, bound: dict[str, str]) -> bool:
-        """Read ``ch``; False when it finishes a word the query may not read."""
+        """Read ``ch``; False when the query may not go on with it. The state is read on either way: where the
+        check refuses every token the grammar allows it is set aside for one token, and goes on from there."""
         if s.quote:
             if s.escaped:
                 s.escaped = False
@@ -121,29 +124,28 @@ class BoundNames:
                 s.quote, s.prev, s.last_word = "", ch, ""
             return True
         if (ch.isalnum() or ch == "_") and (s.word or not ch.isdigit()):  # a digit starts no word
+            ok = True
             if not s.word:
-                if s.element == "<":  # p <q: an ordering, not p <> q
-                    return False
-                s.after = s.element if s.element in ("cmp", "node") else ""
+                ok = s.element != "<"  # p <q: an ordering, not p <> q
+                s.after = s.element if s.element in ("cmp", "node") else "value" if _wants_value(s) else ""
                 s.role, s.element = self._role(s), ""
             s.word += ch
-            return True
+            return ok
         call = s.word  # a "(" right after a word opens a call
         ok = self._finish(s, bound, ch) if s.word else True
         s.digits = s.digits + 1 if ch.isdigit() else 0
-        if s.digits > MAX_DIGITS or (ch in "([" and s.depth >= MAX_DEPTH) or not self._operand(s, ch):
-            return False
+        ok = ok and s.digits <= MAX_DIGITS and not (ch in "([" and s.depth >= MAX_DEPTH)
+        ok = self._operand(s, ch) and ok
         s.depth = s.depth + 1 if ch in "([" else max(0, s.depth - 1) if ch in ")]" else s.depth
         if s.clause != "MATCH" and ch in "[,]":  # outside a pattern a bracket is a list (only after IN)
             s.items = 1 if ch == "[" else 0 if ch == "]" else s.items + bool(s.items)
-            if s.items > MAX_LIST:
-                return False
+            ok = ok and s.items <= MAX_LIST
         if ch == "(":
-            s.groups = (*s.groups, call)
+            s.groups = (*s.groups, call or ("=" if _wants_value(s) else ""))
         elif ch == ")":
-            if s.groups and s.groups[-1] and s.element == "node" and s.groups[-1] not in _NODE_ARGS:
-                return False  # min(p), size((p)): a node is no value these take
-            if not s.groups or s.groups[-1]:  # a call's value is no element: count(p) + 1
+            if s.groups and s.element == "node":  # min(p), size((p)), x < (p): a node is no value
+                ok = ok and s.groups[-1] in ("", *_NODE_ARGS)
+            if not s.groups or _is_call(s.groups[-1]):  # a call's value is no element: count(p) + 1
                 s.element = ""
             s.groups = s.groups[:-1]
         if ch in "'\"":
@@ -170,13 +172,13 @@ class BoundNames:
             s.element = "cmp" if ch == ">" else ""
             return ch in ">/"  # p <> q, or the closing tag after RETURN p
         if s.element == "cmp":
-            if ch.isdigit() or ch in "'\"-[":
-                return False  # p <> -1, p = '3'
+            refused = ch.isdigit() or ch in "'\"-["  # p <> -1, p = '3'
             s.element = "cmp" if ch.isspace() or ch == "(" else ""
-            return True
+            return not refused
         if not s.element or ch.isspace():
             return True
         if ch in "+-*/%>":
+            s.element = ""
             return False
         if ch in "<=":
             s.element = "<" if ch == "<" else "cmp"
@@ -234,6 +236,8 @@ class BoundNames:
             return False
         if s.after == "cmp":
             return bool(bound.get(word))
+        if s.after == "value" and bound.get(word) and after != ".":
+            return False  # p.unitPrice < p
         if s.after == "node" and word in _NOT_AFTER_NODE:
             return False
         return word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
@@ -269,6 +273,26 @@ def _repeated(text: str) -> str:
         if len(text) >= span and text[-span:-n] == text[-span + n :]:
             return text[-n:]
     return ""
+
+
+_OPERATORS = "<>=+-*/%"
+
+
+def _is_call(group: str) -> bool:
+    return group not in ("", "=")
+
+
+def _wants_value(s: _State) -> bool:
+    """Whether what begins here is a value, which a bare node is not: an operand of an operator (not a node's
+    ``=`` / ``<>``), or what stands directly in a group that wants one (a call other than ``count`` & co.)."""
+    if s.clause == "MATCH" or s.element == "cmp":
+        return False
+    if s.prev and s.prev in _OPERATORS:
+        return True
+    if s.prev in ("(", ",") and s.groups:
+        inner = s.groups[-1]
+        return inner == "=" or (_is_call(inner) and inner not in _NODE_ARGS)
+    return False
 
 
 def _functions(s: _State) -> frozenset[str]:
