@@ -54,6 +54,7 @@ _ALL_FUNCTIONS = frozenset(FUNCTIONS)
 _ROW_FUNCTIONS = _ALL_FUNCTIONS - AGGREGATES
 _NODE_ARGS = frozenset({"count", "collect", "labels", "type", "coalesce"})  # the calls a node may be given to
 _NOT_AFTER_NODE = frozenset({"IN", "AND", "OR", "CONTAINS", "STARTS", "ENDS"})  # words of values, not of nodes
+_TESTS = _NOT_AFTER_NODE | {"IS", "NOT"}  # words that make a test (true or false) of what they stand in
 _ARITHMETIC = "-*/%"  # what a string is not an operand of ("+" joins strings)
 
 
@@ -163,11 +164,14 @@ class BoundNames:
     def _operand(s: _State, ch: str) -> bool:
         """Whether ``ch`` (no part of a word) may follow in an expression. A string is no operand of ``-``, ``*``,
         ``/``, ``%``. After a bare node or relationship (``p``, ``(p)``): no arithmetic and no ordering, only
-        ``=`` / ``<>``, and those with another node, not a literal. Updates what the state knows."""
+        ``=`` / ``<>``, and those with another node, not a literal. In brackets where a value is wanted, no comparison.
+        Updates what the state knows."""
         if s.clause != "MATCH" and (
             (ch in "'\"" and s.prev and s.prev in _ARITHMETIC) or (s.prev and s.prev in "'\"" and ch in _ARITHMETIC)
         ):
             return False  # '1' - 2, x * '3'
+        if ch in "<>=" and s.groups and s.groups[-1] == "=":
+            return False  # x > (a < b): a value's brackets hold arithmetic, not a test
         if s.element == "<":
             s.element = "cmp" if ch == ">" else ""
             return ch in ">/"  # p <> q, or the closing tag after RETURN p
@@ -238,7 +242,7 @@ class BoundNames:
             return bool(bound.get(word))
         if s.after == "value" and bound.get(word) and after != ".":
             return False  # p.unitPrice < p
-        if s.after == "node" and word in _NOT_AFTER_NODE:
+        if (s.after == "node" and word in _NOT_AFTER_NODE) or (_in_value(s) and word in _TESTS):
             return False
         return word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
 
@@ -259,6 +263,8 @@ class BoundNames:
         keywords = _KEYWORDS - _NEW_MATCH if s.matches >= MAX_MATCHES else _KEYWORDS
         if s.after == "node":
             keywords = keywords - _NOT_AFTER_NODE
+        if _in_value(s):
+            keywords = keywords - _TESTS
         return any(w.startswith(s.word) for w in (*bound, *keywords, *calls))
 
 
@@ -280,6 +286,11 @@ _OPERATORS = "<>=+-*/%"
 
 def _is_call(group: str) -> bool:
     return group not in ("", "=")
+
+
+def _in_value(s: _State) -> bool:
+    """Whether the innermost open bracket stands where a value is wanted (``x > (…)``)."""
+    return bool(s.groups) and s.groups[-1] == "="
 
 
 def _wants_value(s: _State) -> bool:
