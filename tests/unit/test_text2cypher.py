@@ -442,6 +442,17 @@ def test_a_ranking_without_order_is_ordered_by_what_the_superlative_names(schema
     assert check(plain, "What are the 3 most popular products?") == plain
 
 
+def test_an_order_key_after_distinct_is_returned(schema):
+    def check(query: str, question: str = "Which suppliers have products with at least 50 units in stock?") -> str:
+        return check_query(query, schema, question=question).query
+
+    keyed = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.unitsInStock >= 50 RETURN DISTINCT s.companyName"
+    assert check(keyed + " ORDER BY s.country") == keyed + ", s.country ORDER BY s.country"
+    assert check(keyed + " ORDER BY s.companyName DESC") == keyed + " ORDER BY s.companyName DESC"
+    aliased = keyed + " AS name ORDER BY name"
+    assert check(aliased) == aliased
+
+
 def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):
     def check(query: str, question: str) -> str:
         return check_query(query, schema, question=question).query

@@ -150,6 +150,8 @@ def test_the_check_is_registered_and_keyed():
         ("MATCH (s:Supplier) WHERE s.supplierID IN [true, false]", "[t"),  # a list of booleans means nothing
         ("MATCH (o:Order)<-[:PURCHASED]-(p:Customer)-[:PURCHASED]->(o:Order)-[:ORDERS]->(p:Product)", "(p:P"),
         ("MATCH (p:Product) WITH p, count(DISTINCT sum(p.unitPrice)) AS n", "sum"),  # nested aggregation
+        ("MATCH (p:Product) WITH p ORDER BY avg(p.unitPrice)", "av"),  # ordered by what the WITH does not group
+        ("MATCH (c:Category) WITH c, avg(true) AS x", "true"),  # a boolean only where a test compares with one
     ],
 )
 def test_values_of_the_wrong_kind_are_refused(query, refused):
@@ -166,6 +168,8 @@ def test_values_of_the_right_kind_pass():
         "MATCH (p:Product) MATCH (p)<-[r:ORDERS]-(o:Order) MATCH (p:Product)-[:PART_OF]->(c) RETURN type(r), "
         "labels(p), coalesce(o, p), count(DISTINCT p), collect(o) ORDER BY count(o) DESC",
         "MATCH (p:Product) WHERE (p) = (p) AND p.unitsInStock > 0 RETURN p, sum(toFloat(p.unitPrice)) AS s",
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n ORDER BY count(o) DESC LIMIT 3 "
+        "MATCH (c)-[:PURCHASED]->(x:Order) RETURN c.companyName ORDER BY count(x) DESC",
     ):
         assert first_refused(f"<cypher>{query}</cypher>") is None, query
 

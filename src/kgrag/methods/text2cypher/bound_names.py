@@ -27,6 +27,18 @@ stretch of text a fourth time in a row (`` + p + p + p``, `` AND c.categoryID IN
 to a depth, the model went on flat. And a node or relationship is no number: written bare (not ``p.price``),
 it is not added, subtracted, multiplied or ordered with ``<`` / ``>`` (``count((p)--1)``, ``size((p)-(c))``,
 which the engine rejects as arithmetic on a node); ``=`` and ``<>`` compare two of them.
+
+Version 5 holds values to their kind where the engine would refuse the query (each a Northwind dev query, with
+or without examples, that did not run). A bare node stands only where a node may — a projection, ``count`` /
+``collect`` / ``labels`` / ``type`` / ``coalesce``, ``=`` / ``<>`` with another node — so not in ``min(p)``,
+``size((p))``, ``x < (p)``, ``p IN [1, 2]``, ``(p) <> -1``; refused where a value is wanted, the model can still
+write ``p.`` and a property. A string is no operand of ``-``, ``*``, ``/``, ``%`` (``coalesce(o.shipVia) -
+'3'``). ``true`` and ``false`` stand only after ``=`` / ``<>`` (not ``avg(true)``, nor in a list: ``s.supplierID
+IN [true, false, …]``). A pattern variable keeps its label (``(p:Customer)`` … ``(p:Product)``). No aggregate
+inside an aggregate, nor in the ORDER BY of a WITH that aggregates nothing. Brackets where a value is wanted
+hold arithmetic, not a test (``p.unitPrice > (c.categoryName IN [...])``, where the model wanted a subquery the
+grammar has not). The state is read on past a character the check was set aside for, so one dead end does not
+refuse all that follows.
 """
 
 from __future__ import annotations
@@ -55,6 +67,8 @@ _ROW_FUNCTIONS = _ALL_FUNCTIONS - AGGREGATES
 _NODE_ARGS = frozenset({"count", "collect", "labels", "type", "coalesce"})  # the calls a node may be given to
 _NOT_AFTER_NODE = frozenset({"IN", "AND", "OR", "CONTAINS", "STARTS", "ENDS"})  # words of values, not of nodes
 _TESTS = _NOT_AFTER_NODE | {"IS", "NOT"}  # words that make a test (true or false) of what they stand in
+_BOOLEANS = frozenset({"true", "false"})  # written only where a test compares with one: avg(true) is no value
+_BOOLEAN_AFTER = ("=", ">")  # "=" and "<>"
 _ARITHMETIC = "-*/%"  # what a string is not an operand of ("+" joins strings)
 
 
@@ -82,6 +96,8 @@ class _State:
     binding: str = ""  # the pattern variable whose label (after ":") is being written
     label: str = ""  # the label that variable already has: it may not take another
     matches: int = 0  # MATCH clauses begun
+    projection: str = ""  # the last WITH or RETURN begun
+    aggregated: bool = False  # whether its items call an aggregate
     items: int = 0  # literals in the list being written (0: none open)
     digits: int = 0  # of the number being written
 
@@ -143,6 +159,7 @@ class BoundNames:
             ok = ok and s.items <= MAX_LIST
         if ch == "(":
             s.groups = (*s.groups, call or ("=" if _wants_value(s) else ""))
+            s.aggregated = s.aggregated or (call in AGGREGATES and s.clause == s.projection)
         elif ch == ")":
             if s.groups and s.element == "node":  # min(p), size((p)), x < (p): a node is no value
                 ok = ok and s.groups[-1] in ("", *_NODE_ARGS)
@@ -224,6 +241,8 @@ class BoundNames:
             if word in _CLAUSES and s.last_word not in ("STARTS", "ENDS"):
                 s.clause = word
                 s.matches += word == "MATCH"
+                if word in ("WITH", "RETURN"):
+                    s.projection, s.aggregated = word, False
                 ok = ok and s.matches <= MAX_MATCHES
         elif role == "tag":
             ok = word == _TAG
@@ -243,6 +262,8 @@ class BoundNames:
         if s.after == "value" and bound.get(word) and after != ".":
             return False  # p.unitPrice < p
         if (s.after == "node" and word in _NOT_AFTER_NODE) or (_in_value(s) and word in _TESTS):
+            return False
+        if word in _BOOLEANS and s.prev not in _BOOLEAN_AFTER:
             return False
         return word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
 
@@ -265,6 +286,8 @@ class BoundNames:
             keywords = keywords - _NOT_AFTER_NODE
         if _in_value(s):
             keywords = keywords - _TESTS
+        if s.prev not in _BOOLEAN_AFTER:
+            keywords = keywords - _BOOLEANS
         return any(w.startswith(s.word) for w in (*bound, *keywords, *calls))
 
 
@@ -308,9 +331,12 @@ def _wants_value(s: _State) -> bool:
 
 def _functions(s: _State) -> frozenset[str]:
     """The functions the grammar lets the clause call: no aggregate in a WHERE (``wterm``), nor inside another
-    aggregate (``count(DISTINCT sum(…))``, which the engine refuses as nested). Offered ``avg`` in a WHERE anyway,
-    the model wrote ``(avg`` and then found no way on the grammar and the check both allowed."""
-    if s.clause == "WHERE" or any(g in AGGREGATES for g in s.groups):
+    aggregate (``count(DISTINCT sum(…))``, which the engine refuses as nested), nor in the ORDER BY of a WITH
+    that aggregates nothing (``WITH p ORDER BY avg(p.unitPrice)``: "Cannot evaluate expression with type
+    AGGREGATE_FUNCTION"; a RETURN's is made a column by :mod:`.check`). Offered ``avg`` in a WHERE anyway, the
+    model wrote ``(avg`` and then found no way on the grammar and the check both allowed."""
+    unaggregated = s.clause == "ORDER" and s.projection == "WITH" and not s.aggregated
+    if s.clause == "WHERE" or unaggregated or any(g in AGGREGATES for g in s.groups):
         return _ROW_FUNCTIONS
     return _ALL_FUNCTIONS
 

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
-from kgrag.methods.text2cypher.columns import distinct_entities, entity_item, names_for_ids, quote_keyword_aliases
+from kgrag.methods.text2cypher.columns import (
+    distinct_entities,
+    entity_item,
+    names_for_ids,
+    ordered_after_distinct,
+    quote_keyword_aliases,
+)
 from kgrag.methods.text2cypher.counted import bind_counted, join_counted_label
 from kgrag.methods.text2cypher.dates import years_as_prefixes
 from kgrag.methods.text2cypher.filters import invented_map_values, unasked_filters
@@ -297,7 +303,8 @@ def _reshape(
     fixed: list[str],
 ) -> list[Token]:
     """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
-    numbers, the ranking's ORDER BY / LIMIT and names, the choosing aggregate shown, identifiers as names.
+    numbers, the ranking's ORDER BY / LIMIT and names, the choosing aggregate shown, identifiers as names,
+    entities listed once, ORDER BY keys returned after a DISTINCT.
     Each says what it did in ``fixed``."""
     ordered = _aggregate_order(tokens, nodes, schema.name_property)
     if ordered is not None:
@@ -325,6 +332,7 @@ def _reshape(
         lambda t: show_choosing_aggregates(t, nodes, schema.name_property),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),
         lambda t: distinct_entities(t, nodes, schema.name_property),
+        ordered_after_distinct,
         quote_keyword_aliases,
     ):
         tokens, done = step(tokens)

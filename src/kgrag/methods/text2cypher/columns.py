@@ -100,6 +100,35 @@ def distinct_entities(
     return [*tokens[:start], Token("word", "DISTINCT", True), *tokens[start:]], [f"{var} listed once each: DISTINCT"]
 
 
+def ordered_after_distinct(tokens: list[Token]) -> tuple[list[Token], list[str]]:
+    """``RETURN DISTINCT s.companyName ORDER BY s.supplierID``: after DISTINCT only what is returned is in scope
+    ("Variable s is not in scope", Northwind dev without examples), so an ORDER BY key the RETURN does not list
+    (nor name by an alias) is returned as well. The rows stay those the query meant, each distinct with its key."""
+    found = _final_items(tokens)
+    if (
+        found is None
+        or found[1] == found[0] + 1
+        or found[2] == len(tokens)
+        or not is_keyword(tokens, found[2], "ORDER")
+    ):
+        return tokens, []  # no DISTINCT, or no ORDER BY
+    _, _, end, items = found
+    stop = ("ASC", "DESC", "SKIP", "LIMIT")
+    key_end = next((k for k in range(end + 2, len(tokens)) if is_keyword(tokens, k, *stop)), len(tokens))
+    shown = {_spelled(tokens[a:b]) for a, b in items}
+    shown |= {tokens[b - 1].value for a, b in items if b - a > 2 and is_keyword(tokens, b - 2, "AS")}
+    missing = [tokens[a:b] for a, b in split_at(tokens, end + 2, key_end, ",") if _spelled(tokens[a:b]) not in shown]
+    if not missing:
+        return tokens, []
+    added = [tok for key in missing for tok in (Token("punct", ","), key[0]._replace(gap=True), *key[1:])]
+    done = [f"ordered by {_spelled(key)} after DISTINCT without returning it: returned" for key in missing]
+    return [*tokens[:end], *added, *tokens[end:]], done
+
+
+def _spelled(item: list[Token]) -> str:
+    return "".join(tok.text for tok in item)
+
+
 # words a parser takes for clause or operator keywords wherever they stand: an alias spelled so must be quoted
 _RESERVED = frozenset(
     """ORDER LIMIT SKIP MATCH OPTIONAL WHERE WITH RETURN UNION UNWIND AND OR NOT XOR IN IS NULL TRUE FALSE DISTINCT
@@ -125,4 +154,4 @@ def quote_keyword_aliases(tokens: list[Token]) -> tuple[list[Token], list[str]]:
     return out, done
 
 
-__all__ = ["distinct_entities", "entity_item", "names_for_ids", "quote_keyword_aliases"]
+__all__ = ["distinct_entities", "entity_item", "names_for_ids", "ordered_after_distinct", "quote_keyword_aliases"]
