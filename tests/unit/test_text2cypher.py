@@ -451,6 +451,8 @@ def test_an_order_key_after_distinct_is_returned(schema):
     assert check(keyed + " ORDER BY s.companyName DESC") == keyed + " ORDER BY s.companyName DESC"
     aliased = keyed + " AS name ORDER BY name"
     assert check(aliased) == aliased
+    nodes = "MATCH (o:Order) WHERE o.shipCity = 'Lyon' RETURN DISTINCT o ORDER BY o.freight DESC"
+    assert check(nodes, "Which orders went to Lyon, by freight?") == nodes
 
 
 def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):

@@ -103,7 +103,8 @@ def distinct_entities(
 def ordered_after_distinct(tokens: list[Token]) -> tuple[list[Token], list[str]]:
     """``RETURN DISTINCT s.companyName ORDER BY s.supplierID``: after DISTINCT only what is returned is in scope
     ("Variable s is not in scope", Northwind dev without examples), so an ORDER BY key the RETURN does not list
-    (nor name by an alias) is returned as well. The rows stay those the query meant, each distinct with its key."""
+    (nor name by an alias, nor read from a returned node: ``RETURN DISTINCT o ORDER BY o.freight`` runs) is returned
+    as well. The rows stay those the query meant, each distinct with its key."""
     found = _final_items(tokens)
     if (
         found is None
@@ -117,7 +118,8 @@ def ordered_after_distinct(tokens: list[Token]) -> tuple[list[Token], list[str]]
     key_end = next((k for k in range(end + 2, len(tokens)) if is_keyword(tokens, k, *stop)), len(tokens))
     shown = {_spelled(tokens[a:b]) for a, b in items}
     shown |= {tokens[b - 1].value for a, b in items if b - a > 2 and is_keyword(tokens, b - 2, "AS")}
-    missing = [tokens[a:b] for a, b in split_at(tokens, end + 2, key_end, ",") if _spelled(tokens[a:b]) not in shown]
+    keys = split_at(tokens, end + 2, key_end, ",")  # a key over returned nodes stays in scope: o.freight after o
+    missing = [tokens[a:b] for a, b in keys if _spelled(tokens[a:b]) not in shown and names_read(tokens, a, b) - shown]
     if not missing:
         return tokens, []
     added = [tok for key in missing for tok in (Token("punct", ","), key[0]._replace(gap=True), *key[1:])]
