@@ -9,7 +9,7 @@ import pytest
 
 from kgrag.errors import KGFormatError
 from kgrag.methods import get as get_method
-from kgrag.methods.text2cypher.check import check_query
+from kgrag.methods.text2cypher.check import check_query, mend_last_try
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
@@ -442,9 +442,9 @@ def test_a_ranking_without_order_is_ordered_by_what_the_superlative_names(schema
     assert check(plain, "What are the 3 most popular products?") == plain
 
 
-def test_an_order_key_after_distinct_is_returned(schema):
+def test_an_order_key_after_distinct_is_returned_on_the_last_try(schema):
     def check(query: str, question: str = "Which suppliers have products with at least 50 units in stock?") -> str:
-        return check_query(query, schema, question=question).query
+        return mend_last_try(check_query(query, schema, question=question)).query
 
     keyed = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WHERE p.unitsInStock >= 50 RETURN DISTINCT s.companyName"
     assert check(keyed + " ORDER BY s.country") == keyed + ", s.country ORDER BY s.country"
@@ -453,6 +453,8 @@ def test_an_order_key_after_distinct_is_returned(schema):
     assert check(aliased) == aliased
     nodes = "MATCH (o:Order) WHERE o.shipCity = 'Lyon' RETURN DISTINCT o ORDER BY o.freight DESC"
     assert check(nodes, "Which orders went to Lyon, by freight?") == nodes
+    # before the last try the engine's error goes to the repair call
+    assert check_query(keyed + " ORDER BY s.country", schema).query == keyed + " ORDER BY s.country"
 
 
 def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):
@@ -632,3 +634,14 @@ def test_a_limit_the_question_does_not_ask_for_is_dropped(schema):
         "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n WHERE n > 3 RETURN c.companyName LIMIT 3"
     )
     assert check(compared, "Which customers ordered more than three times?").endswith("RETURN c.companyName, n")
+
+
+def test_the_last_try_is_mended_to_run_and_the_first_goes_to_the_repair_call(northwind):
+    from tests.conftest import RecordingLLM
+
+    keyed = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN DISTINCT s.companyName ORDER BY s.country"
+    llm = RecordingLLM({"prompt": "text2cypher_write", "response": f"<cypher>{keyed}</cypher>"})
+    answer = get_method("text2cypher")(northwind, llm=llm, repairs=1).answer("Which suppliers supply products?")
+    tries = [s for s in answer.trace if s.name == "execute"]
+    assert len(tries) == 2 and "not in scope" in str(tries[0].outputs.get("error", "")) + str(tries[0].outputs)
+    assert tries[1].inputs["cypher"].endswith("s.companyName, s.country ORDER BY s.country") and answer.answers

@@ -23,7 +23,7 @@ from kgrag.methods.base import GrammarSetting, Trace, registry, use_grammar
 from kgrag.methods.baselines import CypherConfig, TextToCypher
 from kgrag.methods.settings import ClientRange, PathSetting
 from kgrag.methods.text2cypher.bound_names import NAME as BOUND_NAMES
-from kgrag.methods.text2cypher.check import check_query
+from kgrag.methods.text2cypher.check import check_query, mend_last_try
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar
 from kgrag.methods.text2cypher.schema import GraphSchema
@@ -111,6 +111,8 @@ class Text2Cypher(TextToCypher):
                 continue
             values = self.values if cfg.value_hints else None
             checked = check_query(query, self.schema, question=question, values=values)
+            if attempt == cfg.repairs:
+                checked = mend_last_try(checked)
             with trace.step("execute", cypher=checked.query) as step:
                 step.outputs.update(problems=checked.problems, fixed=checked.fixed)
                 result = run_recorded(

@@ -216,6 +216,22 @@ def check_query(
     return out
 
 
+def mend_last_try(checked: CheckResult) -> CheckResult:
+    """The mends that make a query run by changing what it returns, for the last try only: before it, the
+    engine's error goes to the repair call, and the query the model writes then is its own. An ORDER BY key a
+    ``RETURN DISTINCT`` leaves out of scope is returned as a column (:func:`.columns.ordered_after_distinct`):
+    applied to every try, it made a first query run that lacked the question's filter, where the repair call
+    had written the right one (Northwind dev, without examples)."""
+    try:
+        tokens = tokenise_cypher(checked.query)
+    except CypherSyntaxError:
+        return checked
+    tokens, done = ordered_after_distinct(tokens)
+    if not done:
+        return checked
+    return CheckResult(serialise(tokens), list(checked.problems), [*checked.fixed, *done])
+
+
 def _check_once(query: str, schema: GraphSchema, question: str, values: ValueIndex | None) -> CheckResult:
     stored = values.places if values is not None else None
     out = CheckResult(query)
@@ -304,7 +320,7 @@ def _reshape(
 ) -> list[Token]:
     """The rewrites of a query's shape, in order: aggregates ordered by, scope across WITH, text read as
     numbers, the ranking's ORDER BY / LIMIT and names, the choosing aggregate shown, identifiers as names,
-    entities listed once, ORDER BY keys returned after a DISTINCT.
+    entities listed once.
     Each says what it did in ``fixed``."""
     ordered = _aggregate_order(tokens, nodes, schema.name_property)
     if ordered is not None:
@@ -332,7 +348,6 @@ def _reshape(
         lambda t: show_choosing_aggregates(t, nodes, schema.name_property),
         lambda t: names_for_ids(t, question, nodes, schema.name_property),
         lambda t: distinct_entities(t, nodes, schema.name_property),
-        ordered_after_distinct,
         quote_keyword_aliases,
     ):
         tokens, done = step(tokens)
@@ -340,4 +355,4 @@ def _reshape(
     return tokens
 
 
-__all__ = ["CheckResult", "check_query", "misplaced_values"]
+__all__ = ["CheckResult", "check_query", "mend_last_try", "misplaced_values"]
