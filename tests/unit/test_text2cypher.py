@@ -645,3 +645,20 @@ def test_the_last_try_is_mended_to_run_and_the_first_goes_to_the_repair_call(nor
     tries = [s for s in answer.trace if s.name == "execute"]
     assert len(tries) == 2 and "not in scope" in str(tries[0].outputs.get("error", "")) + str(tries[0].outputs)
     assert tries[1].inputs["cypher"].endswith("s.companyName, s.country ORDER BY s.country") and answer.answers
+
+
+def test_a_type_that_joins_neither_way_is_replaced_by_the_one_that_does(schema):
+    wrong = (
+        "MATCH (s:Supplier {companyName: 'Exotic Liquids'}) OPTIONAL MATCH (s)-[r:ORDERS]->(o:Product) "
+        "RETURN o.productName ORDER BY o.unitsInStock DESC LIMIT 5"
+    )
+    checked = check_query(wrong, schema)
+    assert "OPTIONAL MATCH (s)-[r:SUPPLIES]->(o:Product)" in checked.query and "ORDERS" not in checked.query
+    assert not checked.problems
+    turned = check_query("MATCH (p:Product)-[:SUPPLIES]->(c:Category) RETURN c.categoryName", schema)
+    assert turned.query.startswith("MATCH (p:Product)-[:PART_OF]->(c:Category) RETURN")
+    backwards = check_query("MATCH (p:Product)-[:PURCHASED]->(s:Supplier) RETURN s.companyName", schema)
+    assert backwards.query.startswith("MATCH (p:Product)<-[:SUPPLIES]-(s:Supplier) RETURN")
+    # no type joins a Customer and a Product: the problem stays for the repair call
+    stuck = check_query("MATCH (c:Customer)-[:ORDERS]->(p:Product) RETURN p.productName", schema)
+    assert "ORDERS does not join Customer and Product" in " ".join(stuck.problems)

@@ -83,9 +83,10 @@ def _arrow(tokens: list[Token], rel: Rel, direction: str) -> list[Token]:
 
 
 def _direction(
-    schema: GraphSchema, chain: list[Node | Rel], k: int, nodes: dict[str, str], out: CheckResult
+    schema: GraphSchema, chain: list[Node | Rel], k: int, nodes: dict[str, str], out: CheckResult, tokens: list[Token]
 ) -> tuple[Rel, str] | None:
-    """Check the direction of relationship ``chain[k]``; returns (rel, new direction) when it must turn."""
+    """Check the direction of relationship ``chain[k]``; returns (rel, new direction) when it must turn. A type
+    that joins neither way is replaced (in ``tokens``) by the one type that joins the two labels, if one does."""
     rel, left, right = chain[k], chain[k - 1], chain[k + 1]
     assert isinstance(rel, Rel) and isinstance(left, Node) and isinstance(right, Node)
     a, b = _label_of(left, nodes), _label_of(right, nodes)
@@ -100,8 +101,26 @@ def _direction(
     if (dst, src) in allowed:
         out.fixed.append(f"{rel.types[0]} goes from {dst} to {src}: turned round")
         return rel, "in" if rel.direction == "out" else "out"
+    joining = {r.name for r in schema.relationships if (r.source, r.target) in ((src, dst), (dst, src))}
+    if len(joining) == 1 and (new := _retype(tokens, rel, joining.pop())) is not None:
+        out.fixed.append(f"{rel.types[0]} does not join {a} and {b}; {new} does: used instead")
+        return None if (src, dst) in schema.directions(new) else (rel, "in" if rel.direction == "out" else "out")
     ways = "; ".join(f"(:{s})-[:{rel.types[0]}]->(:{t})" for s, t in sorted(allowed))
     out.problems.append(f"{rel.types[0]} does not join {a} and {b}; it only joins {ways}")
+    return None
+
+
+def _retype(tokens: list[Token], rel: Rel, new: str) -> str | None:
+    """Write type ``new`` for ``rel``'s one type in ``tokens`` (in place, one token for one); None when the type
+    is not written as a plain word after ``:``. ``(s:Supplier) ... (s)-[r:ORDERS]->(o:Product)``, where only
+    SUPPLIES joins a Supplier and a Product: the 1.5B model took the type from the wrong pair of labels (a
+    variable written without its label lets the grammar offer every type), and its repair wrote the same."""
+    if rel.bracket is None:
+        return None
+    for i in range(rel.bracket[0] + 1, rel.bracket[1]):
+        if tokens[i].kind == "word" and tokens[i].value == rel.types[0] and tokens[i - 1].value == ":":
+            tokens[i] = tokens[i]._replace(value=new)
+            return new
     return None
 
 
@@ -252,7 +271,7 @@ def _check_once(query: str, schema: GraphSchema, question: str, values: ValueInd
                     for x in part.labels
                     if x not in schema.labels
                 ]
-            elif (turn := _direction(schema, chain, k, nodes, out)) is not None:
+            elif (turn := _direction(schema, chain, k, nodes, out, tokens)) is not None:
                 turns.append(turn)
             out.problems += [
                 f"there is no relationship type {t}; types are {listing(schema.types())}"
