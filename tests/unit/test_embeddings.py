@@ -147,3 +147,15 @@ def test_a_stale_cache_keeps_files_kgrag_did_not_write(tmp_path):
     other = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES[:3]).save(tmp_path / "other"))
     KGEmbeddings(other, counter, directory=tmp_path / "kg" / "embeddings").entities()
     assert (tmp_path / "kg" / "embeddings" / counter.id / "notes.txt").read_text() == "precious"
+
+
+def test_two_caches_of_one_store_keep_each_others_files(tmp_path, caplog):
+    # two instances on one store (two methods, or two processes): what one writes after the other read the
+    # tag is not taken for a damaged file by the other, nor dropped from the tag when the other writes
+    kg, counter = _cached_kg(tmp_path)
+    first, second = KGEmbeddings(kg, counter), KGEmbeddings(kg, counter)
+    ents = second.entities()
+    first.relations()  # writes the tag from what `first` knew
+    seen = len(counter.seen)
+    assert np.allclose(first.entities(), ents) and np.allclose(KGEmbeddings(kg, counter).entities(), ents)
+    assert len(counter.seen) == seen and "differs from what was written" not in caplog.text

@@ -80,15 +80,25 @@ class KGEmbeddings:
             "layout": _LAYOUT,
         }
 
-    def _check_tag(self) -> None:
-        """Adopt the cache if it was made for this KG and embedder; otherwise empty it (only kgrag's files)."""
+    def _recorded(self) -> dict[str, str] | None:
+        """The file digests ``tag.json`` records now, if it was made for this KG and embedder (else None). Read
+        again where it matters: another instance on the same store — another method, another process — may
+        have written files since this one started."""
         assert self.dir is not None
         try:
             tag = json.loads((self.dir / "tag.json").read_text("utf-8"))
         except (OSError, ValueError):
-            tag = None
+            return None
         if isinstance(tag, dict) and {k: v for k, v in tag.items() if k != "files"} == self._identity():
-            self._digests = dict(tag.get("files") or {})
+            return dict(tag.get("files") or {})
+        return None
+
+    def _check_tag(self) -> None:
+        """Adopt the cache if it was made for this KG and embedder; otherwise empty it (only kgrag's files)."""
+        assert self.dir is not None
+        recorded = self._recorded()
+        if recorded is not None:
+            self._digests = recorded
             return
         if self.dir.exists():  # stale: other KG or embedder version
             for f in self.dir.iterdir():
@@ -97,10 +107,13 @@ class KGEmbeddings:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._write_tag()
 
-    def _write_tag(self) -> None:
+    def _write_tag(self, drop: str | None = None) -> None:
+        """Record this instance's digests beside those another instance recorded since (without ``drop``)."""
         assert self.dir is not None
+        files = {**(self._recorded() or {}), **self._digests}
+        files.pop(drop or "", None)
         tmp = self.dir / "tag.json.tmp"
-        tmp.write_text(json.dumps({**self._identity(), "files": self._digests}), "utf-8")
+        tmp.write_text(json.dumps({**self._identity(), "files": files}), "utf-8")
         tmp.replace(self.dir / "tag.json")
 
     def verified(self, name: str) -> Path | None:
@@ -109,12 +122,15 @@ class KGEmbeddings:
         if self.dir is None or not (self.dir / name).is_file():
             return None
         path = self.dir / name
-        if self._digests.get(name) == file_digest(path):
+        digest = file_digest(path)
+        if self._digests.get(name) != digest:  # written by another instance since this one read the tag?
+            self._digests.update({k: v for k, v in (self._recorded() or {}).items() if k == name})
+        if self._digests.get(name) == digest:
             return path
         log.warning("%s: differs from what was written (edited or damaged); recomputing it", path)
         path.unlink()
         self._digests.pop(name, None)
-        self._write_tag()
+        self._write_tag(drop=name)
         return None
 
     def write(self, name: str, save: Callable[[Path], None]) -> None:
