@@ -49,6 +49,21 @@ def northwind(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeGraph:
     return KnowledgeGraph.load(store)
 
 
+def load_benchmark(name: str) -> Any:
+    """The script ``benchmarks/NAME.py`` as a module (it imports its siblings, such as bench_common, by name)."""
+    import importlib.util
+
+    folder = REPO / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(folder))
+
+
 def shared_file(*parts: str) -> Path:
     """A file under ../shared/data, or skip the test with the reason."""
     path = SHARED_DATA.joinpath(*parts)

@@ -3,29 +3,18 @@ benchmarks/text2cypher_bench.py: which query a method executed, how pairs are fi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from kgrag.eval.execution import cell_key, relaxed_match, strict_match
 from kgrag.types import Answer, Step, Usage
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "text2cypher_bench.py"
+from tests.conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCH.parent))  # the script imports bench_common as a sibling
-    try:
-        spec = importlib.util.spec_from_file_location("text2cypher_bench", BENCH)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH.parent))
+    return load_benchmark("text2cypher_bench")
 
 
 NODE = {"_ID": {"offset": 0, "table": 2}, "_LABEL": "Supplier", "companyName": "Exotic Liquids", "country": "UK"}
