@@ -261,9 +261,7 @@ class BoundNames:
             return bool(bound.get(word))
         if s.after == "value" and bound.get(word) and after != ".":
             return False  # p.unitPrice < p
-        if (s.after == "node" and word in _NOT_AFTER_NODE) or (_in_value(s) and word in _TESTS):
-            return False
-        if word in _BOOLEANS and s.prev not in _BOOLEAN_AFTER:
+        if word in _KEYWORDS and word not in _keywords(s):
             return False
         return word in bound or word in _KEYWORDS or (word in _functions(s) and after == "(")
 
@@ -276,18 +274,14 @@ class BoundNames:
             return _TAG.startswith(s.word)
         if s.role == "free" and s.binding:
             return s.label == "*" or s.label.startswith(s.word)
-        if s.role != "expr" or s.items:
-            return s.role != "expr"
+        if s.role != "expr":
+            return True
+        if s.items:
+            return False
         if s.after == "cmp":
             return any(w.startswith(s.word) for w, label in bound.items() if label)
         calls = _functions(s) if s.depth < MAX_DEPTH else ()  # a call needs a "(" the depth has no room for
-        keywords = _KEYWORDS - _NEW_MATCH if s.matches >= MAX_MATCHES else _KEYWORDS
-        if s.after == "node":
-            keywords = keywords - _NOT_AFTER_NODE
-        if _in_value(s):
-            keywords = keywords - _TESTS
-        if s.prev not in _BOOLEAN_AFTER:
-            keywords = keywords - _BOOLEANS
+        keywords = _keywords(s) - _NEW_MATCH if s.matches >= MAX_MATCHES else _keywords(s)
         return any(w.startswith(s.word) for w in (*bound, *keywords, *calls))
 
 
@@ -309,6 +303,19 @@ _OPERATORS = "<>=+-*/%"
 
 def _is_call(group: str) -> bool:
     return group not in ("", "=")
+
+
+def _keywords(s: _State) -> frozenset[str]:
+    """The keywords an expression may write here (:meth:`BoundNames._readable` and ``_may_continue`` alike): no
+    value word after a bare node, no test in a value's brackets, a boolean only after ``=`` / ``<>``."""
+    keywords = _KEYWORDS
+    if s.after == "node":
+        keywords -= _NOT_AFTER_NODE
+    if _in_value(s):
+        keywords -= _TESTS
+    if s.prev not in _BOOLEAN_AFTER:
+        keywords -= _BOOLEANS
+    return keywords
 
 
 def _in_value(s: _State) -> bool:

@@ -124,7 +124,9 @@ class KGEmbeddings:
         path = self.dir / name
         digest = file_digest(path)
         if self._digests.get(name) != digest:  # written by another instance since this one read the tag?
-            self._digests.update({k: v for k, v in (self._recorded() or {}).items() if k == name})
+            recorded = (self._recorded() or {}).get(name)
+            if recorded is not None:
+                self._digests[name] = recorded
         if self._digests.get(name) == digest:
             return path
         log.warning("%s: differs from what was written (edited or damaged); recomputing it", path)
