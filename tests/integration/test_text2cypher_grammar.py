@@ -40,3 +40,50 @@ def test_under_the_grammar_only_the_schema_can_be_written(smollm, tmp_path, ques
     for k, ch in enumerate(written):
         assert names.allows(ch), written[: k + 1]
         names.accept(ch)
+
+
+def _grammar_allows(llm, grammar: str, text: str) -> bool:
+    """Whether llama.cpp's grammar sampler lets ``text`` be written token by token (each token offered alone)."""
+    import ctypes
+    import math
+
+    from llama_cpp import LlamaGrammar
+    from llama_cpp import _internals as internals
+    from llama_cpp import llama_cpp as lc
+
+    llama = llm._llama
+    sampler = internals.LlamaSampler()
+    sampler.add_grammar(llama._model, LlamaGrammar.from_string(grammar, verbose=False))
+    for token in llama.tokenize(text.encode(), add_bos=False, special=False):
+        data = (lc.llama_token_data * 1)()
+        data[0].id, data[0].logit, data[0].p = token, 0.0, 0.0
+        offered = lc.llama_token_data_array(data=data, size=1, selected=-1, sorted=False)
+        lc.llama_sampler_apply(sampler.sampler, ctypes.byref(offered))
+        if not math.isfinite(data[0].logit):
+            return False
+        lc.llama_sampler_accept(sampler.sampler, token)
+    return True
+
+
+@pytest.mark.parametrize(
+    ("query", "allowed"),
+    [
+        ("MATCH (o:Order) RETURN sum(toFloat(o.freight) * 2)", True),  # text that always holds a number
+        ("MATCH (o:Order) WHERE coalesce(o.shipVia) - 1 > 0 RETURN o", True),
+        ("MATCH (p:Product) RETURN max(p.unitPrice) - min(p.unitPrice), count(p) / 2", True),
+        ("MATCH (s:Supplier) RETURN s.city + ', ' + s.country", True),  # + joins text
+        ("MATCH (o:Order) RETURN toFloat(o.orderDate)", False),  # a date's text is no number
+        ("MATCH (c:Customer) WHERE coalesce(c.customerID) - 1 > 0 RETURN c", False),  # 'ALFKI'
+        ("MATCH (c:Category) RETURN min((c.picture) - 1)", False),
+        ("MATCH (p:Product) RETURN p.unitPrice * 'x'", False),
+    ],
+)
+def test_arithmetic_reads_only_what_holds_numbers(smollm, tmp_path, query, allowed):
+    """The grammar text2cypher writes under on the bundled Northwind graph: ``-``, ``*``, ``/`` and the calls
+    that take numbers read properties typed as numbers or stored as text that is always a number's (which the
+    check then reads through toFloat), and no other text (the engine refuses ``coalesce(c.customerID) - 1``)."""
+    graph = PropertyGraph.load(demo_path("northwind"))
+    store = graph.to_knowledge_graph().save(tmp_path / "northwind")
+    graph.save_tables(store)
+    method = get_method("text2cypher")(KnowledgeGraph.load(store), llm=smollm, repairs=0)
+    assert _grammar_allows(smollm, method.grammar, f"<cypher>{query}</cypher>") is allowed

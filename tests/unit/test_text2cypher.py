@@ -182,7 +182,11 @@ def test_the_grammar_has_only_the_schemas_directions_and_bounded_paths(schema):
     # no aggregate in a WHERE condition (Cypher aggregates in WITH and RETURN), and no exists(): the grammar has no
     # pattern predicates to put in it
     assert '"WHERE " wcond' in rules["clause"] and "rowfunc" in rules["wterm"] and " func" not in rules["wterm"]
-    assert '"avg"' in rules["func"] and '"avg"' not in rules["rowfunc"] and '"toFloat"' in rules["rowfunc"]
+    assert '"avg"' in rules["nfunc"] and '"avg"' not in rules["nrowfunc"] and '"toFloat"' in rules["nrowfunc"]
+    assert '"count"' in rules["func"] and '"count"' not in rules["rowfunc"] and '"size"' in rules["crowfunc"]
+    # arithmetic (not "+", which joins text) reads only properties that hold numbers: by default those typed so
+    assert rules["nprop"] == '"quantity" | "reorderLevel" | "unitPrice" | "unitsInStock" | "unitsOnOrder"'
+    assert '"freight"' in cypher_grammar(schema, frozenset({"freight"})).split("nprop ::= ")[1].splitlines()[0]
     assert "exists" not in grammar
     # a list of literals stands only after IN: as an arithmetic operand it spelled a pattern, count((p)-[o]-(c));
     # ORDER BY keeps aggregates (held to row expressions, the model wrote `count` as a variable instead)
@@ -247,6 +251,23 @@ def test_a_number_compared_with_a_text_property_reads_it_as_a_number(schema):
     assert "sum(toFloat(r.unitPrice) * r.quantity)" in check_query(revenue, schema).query  # text in arithmetic
     joined = "MATCH (s:Supplier) RETURN s.city + ', ' + s.country AS place"
     assert check_query(joined, schema).query == joined  # + joins text: untouched
+    # in brackets or a call that keeps the value it is given, or given to a call that takes numbers
+    wrapped = "MATCH (o:Order) WHERE (coalesce(o.shipVia)) - 1 > 0 RETURN round(o.freight), size(o.shipName) - 1"
+    assert check_query(wrapped, schema).query == (
+        "MATCH (o:Order) WHERE (coalesce(toFloat(o.shipVia))) - 1 > 0 RETURN round(toFloat(o.freight)), "
+        "size(o.shipName) - 1"
+    )
+
+
+def test_the_value_index_knows_which_text_always_holds_a_number():
+    from kgrag.methods.text2cypher.values import ValueIndex
+
+    index = ValueIndex(
+        [("Order", "freight", ["32.38", "1.5e2", None, "NULL"]), ("Customer", "customerID", ["ALFKI", "12"])],
+        [("ORDERS", "discount", ["0", "0.15"]), ("ORDERS", "note", [])],
+    )
+    assert index.numbers == {("Order", "freight"), ("ORDERS", "discount")}
+    assert index.places("0.15") == set()  # a relationship's values are read for the number test only
 
 
 def test_identifier_columns_are_given_by_name_unless_asked_for(schema):

@@ -25,7 +25,7 @@ from kgrag.methods.settings import ClientRange, PathSetting
 from kgrag.methods.text2cypher.bound_names import NAME as BOUND_NAMES
 from kgrag.methods.text2cypher.check import check_query, mend_last_try
 from kgrag.methods.text2cypher.examples import ExamplePairs
-from kgrag.methods.text2cypher.grammar import cypher_grammar
+from kgrag.methods.text2cypher.grammar import cypher_grammar, number_properties
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.retrieval.graph_query import extract_query, first_column_answers, rows_as_evidence, run_recorded
@@ -65,7 +65,10 @@ class Text2Cypher(TextToCypher):
 
     @cached_property
     def grammar(self) -> str | None:
-        return cypher_grammar(self.schema) if use_grammar(self.config.grammar, self.llm) else None
+        if not use_grammar(self.config.grammar, self.llm):
+            return None
+        numbers = number_properties(self.schema, (prop for _, prop in self.values.numbers))
+        return cypher_grammar(self.schema, numbers)
 
     @cached_property
     def examples(self) -> ExamplePairs | None:

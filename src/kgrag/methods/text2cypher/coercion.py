@@ -6,8 +6,9 @@ and comparing with the string '10' would compare text ('9.5' > '10'). What the q
 so the property is read as one: ``toFloat(o.freight) < 10``. The same holds for an average or sum over such a
 property ("the average discount": ``avg(r.discount)`` over '0.15', '0'), which the engine refuses on text,
 and for one multiplied, divided or subtracted ("the top 5 products by revenue": ``r.unitPrice * r.quantity``,
-refused as "Function * did not receive correct arguments: (STRING, INT64)"). ``+`` is left alone: on text it
-joins strings.
+refused as "Function * did not receive correct arguments: (STRING, INT64)"), also in brackets or a call that
+keeps its value (``(c.categoryID) - 1``, ``coalesce(o.shipVia) - 1``), or rounded (``round(o.freight)``).
+``+`` is left alone: on text it joins strings.
 """
 
 from __future__ import annotations
@@ -39,21 +40,40 @@ def _number_before(tokens: list[Token], k: int) -> bool:
     return False
 
 
+_NUMERIC_CALLS = ("avg", "sum", "round", "abs")  # calls that take a number only
+_SAME_KIND_CALLS = ("coalesce", "min", "max", "head", "last")  # calls whose value is what they were given
+
+
 def _summed(tokens: list[Token], k: int) -> bool:
-    """Whether the read at ``tokens[k]`` is the whole argument of ``avg(...)`` or ``sum(...)`` (DISTINCT allowed)."""
+    """Whether the read at ``tokens[k]`` is the whole argument of a call that takes a number only (``avg``,
+    ``sum``, ``round``, ``abs``; DISTINCT allowed)."""
     j = k - 1 - int(k >= 1 and is_word(tokens[k - 1], "DISTINCT"))
     if j < 1 or tokens[j].value != "(" or k + 3 >= len(tokens) or tokens[k + 3].value != ")":
         return False
-    return tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in ("avg", "sum")
+    return tokens[j - 1].kind == "word" and tokens[j - 1].value.lower() in _NUMERIC_CALLS
 
 
 _ARITHMETIC = {"*", "/", "-"}
 
 
+def _around(tokens: list[Token], start: int, end: int) -> tuple[int, int]:
+    """The span ``tokens[start:end]`` widened by the brackets and value-keeping calls right around it:
+    ``(o.shipVia)``, ``coalesce(o.shipVia)`` are the read's value still."""
+    while start >= 1 and end < len(tokens) and tokens[start - 1].value == "(" and tokens[end].value == ")":
+        opened = tokens[start - 1]  # a word right before the bracket calls it; a keyword is spaced (WHERE (…)
+        call = tokens[start - 2] if start >= 2 and tokens[start - 2].kind == "word" and not opened.gap else None
+        if call is not None and call.value.lower() not in _SAME_KIND_CALLS:
+            break
+        start, end = start - 1 - (call is not None), end + 1
+    return start, end
+
+
 def _in_arithmetic(tokens: list[Token], k: int) -> bool:
-    """Whether the read ``tokens[k:k+3]`` is an operand of ``*``, ``/`` or ``-`` (a leading minus included)."""
-    before = k >= 1 and tokens[k - 1].kind == "punct" and tokens[k - 1].value in _ARITHMETIC
-    after = k + 3 < len(tokens) and tokens[k + 3].kind == "punct" and tokens[k + 3].value in _ARITHMETIC
+    """Whether the read ``tokens[k:k+3]`` is an operand of ``*``, ``/`` or ``-`` (a leading minus included),
+    itself or in the brackets and value-keeping calls around it (``coalesce(o.shipVia) - 1``)."""
+    start, end = _around(tokens, k, k + 3)
+    before = start >= 1 and tokens[start - 1].kind == "punct" and tokens[start - 1].value in _ARITHMETIC
+    after = end < len(tokens) and tokens[end].kind == "punct" and tokens[end].value in _ARITHMETIC
     return before or after
 
 
@@ -85,7 +105,7 @@ def numbers_against_strings(tokens: list[Token], types: dict[str, dict[str, str]
             *out[k + 1 : k + 3],
         ]
         out[k : k + 3] = [*wrapped, Token("punct", ")")]
-        how = "averaged or summed" if summed else "computed" if computed else "compared"
+        how = "given to a call that takes numbers" if summed else "computed" if computed else "compared"
         done.append(f"{var}.{prop} is stored as text: {how} as toFloat({var}.{prop})")
         k += len(wrapped) + 1
     return out, done

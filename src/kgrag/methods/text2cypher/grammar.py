@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 from kgrag.methods.text2cypher.schema import GraphSchema, RelationshipType
 from kgrag.methods.text2cypher.scope import AGGREGATES
@@ -40,6 +41,23 @@ FUNCTIONS = [
     "size", "round", "abs", "toFloat", "toInteger", "toString", "toLower", "toUpper", "trim", "coalesce", "length",
     "head", "last", "labels", "type",
 ]  # fmt: skip
+# what each function makes of a number (the arithmetic rules below): a number whatever it is given; a number
+# only from a number; the kind of what it is given. The rest give no number (text, a list).
+COUNTING = frozenset({"count", "size", "length"})
+NUMERIC = frozenset({"sum", "avg", "round", "abs", "toFloat", "toInteger"})
+SAME_KIND = frozenset({"min", "max", "coalesce", "head", "last"})
+_NUMBER_TYPE = re.compile(r"(U?INT\d*|INTEGER|LONG|SERIAL|FLOAT|DOUBLE|DECIMAL.*|NUMBER)", re.IGNORECASE)
+
+
+def number_properties(schema: GraphSchema, numbers_in_text: Iterable[str] = ()) -> frozenset[str]:
+    """The property names that hold numbers: typed as numbers on some label or relationship type, or stored as
+    text that is always a number's (``numbers_in_text``, from the stored values: Northwind's ``Order.freight``
+    '32.38', which :mod:`.coercion` reads through ``toFloat``)."""
+    typed = [*schema.labels.values(), *(r.properties for r in schema.relationships)]
+    return frozenset(p for props in typed for p, t in props.items() if _NUMBER_TYPE.fullmatch(t)) | frozenset(
+        numbers_in_text
+    )
+
 
 _FIXED = r"""
 root ::= "<cypher>" "\n"? query "\n"? "</cypher>"
@@ -53,13 +71,21 @@ order ::= expr (" DESC" | " ASC")?
 cond ::= ("NOT ")? test ((" AND " | " OR ") ("NOT ")? test)*
 test ::= expr (cmp expr | " IN " (list | var ("." prop)?) | " IS NULL" | " IS NOT NULL")?
 cmp ::= " "? ("=" | "<>" | "<=" | ">=" | "<" | ">") " "? | " CONTAINS " | " STARTS WITH " | " ENDS WITH "
-expr ::= term (" "? ("+" | "-" | "*" | "/") " "? term)*
-term ::= var ("." prop)? | func "(" ("DISTINCT ")? (expr | "*") ")" | literal | "(" cond ")"
+expr ::= term (" "? "+" " "? term)* | nterm (op nterm)+
+term ::= var ("." prop)? | func args | nfunc nargs | literal | "(" cond ")"
+nexpr ::= nterm (op nterm)*
+nterm ::= var ("." nprop)? | cfunc args | nfunc nargs | kfunc nargs | number | "(" nexpr ")"
+args ::= "(" ("DISTINCT ")? (expr | "*") ")"
+nargs ::= "(" ("DISTINCT ")? nexpr ")"
+op ::= " "? ("+" | "-" | "*" | "/") " "?
 list ::= "[" (literal ("," " "? literal)*)? "]"
 wcond ::= ("NOT ")? wtest ((" AND " | " OR ") ("NOT ")? wtest)*
 wtest ::= wexpr (cmp wexpr | " IN " (list | var ("." prop)?) | " IS NULL" | " IS NOT NULL")?
-wexpr ::= wterm (" "? ("+" | "-" | "*" | "/") " "? wterm)*
-wterm ::= var ("." prop)? | rowfunc "(" wexpr ")" | literal | "(" wcond ")"
+wexpr ::= wterm (" "? "+" " "? wterm)* | wnterm (op wnterm)+
+wterm ::= var ("." prop)? | rowfunc "(" wexpr ")" | nrowfunc wnargs | literal | "(" wcond ")"
+wnexpr ::= wnterm (op wnterm)*
+wnterm ::= var ("." nprop)? | crowfunc "(" wexpr ")" | nrowfunc wnargs | krowfunc wnargs | number | wnargs
+wnargs ::= "(" wnexpr ")"
 literal ::= string | number | "true" | "false" | "null"
 string ::= "'" ([^'\\\n] | "\\" [^\n])* "'"
 number ::= "-"? [0-9]+ ("." [0-9]+)?
@@ -130,8 +156,9 @@ def _label_rules(schema: GraphSchema, label: str) -> list[str]:
     return rules
 
 
-def cypher_grammar(schema: GraphSchema) -> str:
-    """The GBNF grammar for ``schema`` (see the module docstring)."""
+def cypher_grammar(schema: GraphSchema, numbers: frozenset[str] | None = None) -> str:
+    """The GBNF grammar for ``schema`` (see the module docstring); ``numbers``: the property names holding
+    numbers (:func:`number_properties`; by default those the schema types as numbers)."""
     rules = [_FIXED.strip()]
     labels = list(schema.labels)
     rules.append("path ::= " + " | ".join([f"chain-{_rule(x)}-0" for x in labels] + ["chain-any"]))
@@ -144,9 +171,25 @@ def cypher_grammar(schema: GraphSchema) -> str:
     every_prop = [p for props in schema.labels.values() for p in props]
     every_prop += [p for rel in schema.relationships for p in rel.properties]
     rules.append(f"prop ::= {_alternatives(every_prop) if every_prop else '[a-zA-Z_]+'}")
-    rules.append(f"func ::= {_alternatives(FUNCTIONS)}")
-    rules.append(f"rowfunc ::= {_alternatives([f for f in FUNCTIONS if f not in AGGREGATES])}")
+    held = sorted(p for p in every_prop if p in (number_properties(schema) if numbers is None else numbers))
+    if held:
+        rules.append(f"nprop ::= {_alternatives(held)}")
+    else:  # no property holds a number: arithmetic reads none
+        rules[0] = rules[0].replace('var ("." nprop)?', "var")
+    rules += _function_rules("", FUNCTIONS) + _function_rules("row", [f for f in FUNCTIONS if f not in AGGREGATES])
     return "\n".join(rules) + "\n"
+
+
+def _function_rules(kind: str, functions: list[str]) -> list[str]:
+    """``func`` (given anything), ``nfunc`` (given a number), ``cfunc`` (a number of anything) and ``kfunc``
+    (a number of a number) for expressions, the same with ``row`` for a WHERE's, from ``functions``."""
+    given_any = [f for f in functions if f not in NUMERIC]
+    return [
+        f"{kind}func ::= {_alternatives(given_any)}",
+        f"n{kind}func ::= {_alternatives([f for f in functions if f in NUMERIC])}",
+        f"c{kind}func ::= {_alternatives([f for f in functions if f in COUNTING])}",
+        f"k{kind}func ::= {_alternatives([f for f in functions if f in SAME_KIND])}",
+    ]
 
 
 __all__ = ["cypher_grammar"]

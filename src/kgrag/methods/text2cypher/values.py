@@ -22,6 +22,12 @@ _WORD = re.compile(r"[\w'&./-]+", re.UNICODE)
 _QUOTED = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"")
 MAX_SPAN = 6
 _ISO_DATE = re.compile(r"[12][0-9]{3}-[01][0-9]-[0-3][0-9]")
+_NUMBER = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def _stored(values: Iterable[Any]) -> list[str]:
+    """The text values of a column, without empty ones and the text NULL."""
+    return [v for v in values if isinstance(v, str) and v.strip() and v.upper() != "NULL"]
 
 
 def _key(text: str) -> str:
@@ -42,17 +48,29 @@ class ValueHint:
 class ValueIndex:
     """Normalised value → where it is stored; built from ``(label, property, values)`` triples."""
 
-    def __init__(self, columns: Iterable[tuple[str, str, Iterable[Any]]]) -> None:
+    def __init__(
+        self,
+        columns: Iterable[tuple[str, str, Iterable[Any]]],
+        relationship_columns: Iterable[tuple[str, str, Iterable[Any]]] = (),
+    ) -> None:
         self.values: dict[str, list[ValueHint]] = {}
         self.dates: set[tuple[str, str]] = set()  # (label, property) whose every stored value is an ISO date
         self.indexed: set[tuple[str, str]] = set()  # (label, property) whose every value is here
+        self.numbers: set[tuple[str, str]] = set()  # (label or type, property) whose every value is a number's text
         for label, prop, values in columns:
             self.indexed.add((label, prop))
-            kept = [v for v in values if isinstance(v, str) and v.strip() and v.upper() != "NULL"]
+            kept = _stored(values)
             for value in kept:
                 self.values.setdefault(_key(value), []).append(ValueHint(label, prop, value))
             if kept and all(_ISO_DATE.match(v) for v in kept):
                 self.dates.add((label, prop))
+            self._count_numbers(label, prop, kept)
+        for rel_type, prop, values in relationship_columns:  # for the number test only: no hints
+            self._count_numbers(rel_type, prop, _stored(values))
+
+    def _count_numbers(self, owner: str, prop: str, kept: list[str]) -> None:
+        if kept and all(_NUMBER.fullmatch(v.strip()) for v in kept):
+            self.numbers.add((owner, prop))
 
     @classmethod
     def from_backend(cls, backend: Any, schema: GraphSchema, *, max_values: int = 20_000) -> ValueIndex:
@@ -69,7 +87,19 @@ class ValueIndex:
                 )
                 if result.ok and len(result.rows) <= max_values:
                     columns.append((label, prop, [row[0] for row in result.rows]))
-        return cls(columns)
+        relationship_columns = []
+        for rel in schema.relationships:
+            for prop, kind in rel.properties.items():
+                if kind.upper() != "STRING":
+                    continue
+                result = backend.run(
+                    f"MATCH ()-[r:{rel.name}]->() RETURN DISTINCT r.{prop} LIMIT {max_values + 1}",
+                    trusted=True,
+                    row_cap=max_values + 1,
+                )
+                if result.ok and len(result.rows) <= max_values:
+                    relationship_columns.append((rel.name, prop, [row[0] for row in result.rows]))
+        return cls(columns, relationship_columns)
 
     def places(self, value: str) -> set[tuple[str, str]]:
         """The (label, property) pairs that store ``value`` (compared as :meth:`link` compares)."""
