@@ -19,6 +19,14 @@ BY keeps aggregates: held to row expressions like WHERE (tried on 2026-12-05), t
 ``ORDER BY count(o)``, wrote ``count`` or ``countDistincto`` as a variable instead (without examples 26 of 299
 dev queries did not run, against 12 with examples), and :mod:`.check` makes an aggregate ordered by a column.
 
+Arithmetic reads numbers only. ``-``, ``*``, ``/`` and the calls that take a number (``sum``, ``avg``,
+``round``, ``abs``, ``toFloat``, ``toInteger``) read properties that hold numbers (``nprop``: typed as numbers,
+or stored as text that is always a number's, such as Northwind's ``Order.freight`` '32.38', which :mod:`.check`
+then reads through ``toFloat``), numbers, aliases and what counts or keeps a number (``count``, ``size``,
+``min``, ``coalesce`` …); ``+`` also joins text. Where the model wanted a subquery ("above the average"), it
+wrote ``coalesce(c.customerID) - 1``, ``toFloat(o.orderDate)`` or ``(c.picture) - …`` into the comparison,
+which the engine refuses (5 of the 8 Northwind dev queries with examples that did not run at 78e15f6).
+
 Layout is free where a model lays a query out over lines: clauses, ORDER BY, LIMIT and the closing tag may
 each start a new line. When only a space was allowed before ORDER BY, LIMIT and ``</cypher>``, a model that had
 seen solved examples written over lines wanted a line break there, could not write one, and padded the RETURN
