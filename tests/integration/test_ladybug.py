@@ -108,6 +108,11 @@ def test_dialect_rewrite_outside_strings():
     assert to_ladybug_dialect(q, {"Order", "Product"}) == (
         "MATCH (o:`Order` {note: ':Order toFloat(x)'}) RETURN to_double(o.freight), to_int64('3')"
     )
+    # Ladybug's round wants the digits to keep: Cypher's one-argument round keeps none
+    rounded = "RETURN round(avg(toFloat(o.freight))) AS a, round(p.unitPrice, 2), ROUND((1 + 2) * 3)"
+    assert to_ladybug_dialect(rounded, set()) == (
+        "RETURN round(avg(to_double(o.freight)), 0) AS a, round(p.unitPrice, 2), ROUND((1 + 2) * 3, 0)"
+    )
 
 
 def test_northwind_property_graph(tmp_path):

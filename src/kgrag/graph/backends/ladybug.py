@@ -95,11 +95,15 @@ def ladybug_dialect(tokens: list[Token], labels: set[str]) -> list[Token]:
     """Rewrite Neo4j-isms Ladybug rejects, token by token (string literals are never touched).
 
     Labels/types that are reserved words get backticks (``(:Order)`` → ``(:`Order`)``); ``toFloat``,
-    ``toInteger``, ``toString``, ``toBoolean`` become ``to_double``, ``to_int64``, ``to_string``, ``to_bool``.
+    ``toInteger``, ``toString``, ``toBoolean`` become ``to_double``, ``to_int64``, ``to_string``, ``to_bool``;
+    ``round(x)`` becomes ``round(x, 0)`` (Ladybug's round takes the digits to keep, and refuses one argument).
     """
     reserved = {lab for lab in labels if lab.lower() in RESERVED}
+    digits = _one_argument_rounds(tokens)
     out: list[Token] = []
     for i, tok in enumerate(tokens):
+        if i in digits:
+            out += [Token("punct", ","), Token("num", "0", gap=True)]
         if tok.kind == "word":
             called = i + 1 < len(tokens) and tokens[i + 1].kind == "punct" and tokens[i + 1].value == "("
             after_colon = bool(out) and out[-1].kind == "punct" and out[-1].value == ":"
@@ -109,6 +113,25 @@ def ladybug_dialect(tokens: list[Token], labels: set[str]) -> list[Token]:
                 tok = tok._replace(kind="name")
         out.append(tok)
     return out
+
+
+def _one_argument_rounds(tokens: list[Token]) -> set[int]:
+    """The positions of the ``)`` closing each ``round(…)`` call that has one argument."""
+    closes: set[int] = set()
+    for i, tok in enumerate(tokens[:-1]):
+        if tok.kind != "word" or tok.value.lower() != "round" or tokens[i + 1].value != "(":
+            continue
+        depth, one = 0, True
+        for j in range(i + 1, len(tokens)):
+            if tokens[j].kind != "punct":
+                continue
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(tokens[j].value, 0)
+            one = one and not (depth == 1 and tokens[j].value == ",")
+            if depth == 0:
+                if one:
+                    closes.add(j)
+                break
+    return closes
 
 
 def to_ladybug_dialect(query: str, labels: set[str]) -> str:
