@@ -74,32 +74,23 @@ class ValueIndex:
 
     @classmethod
     def from_backend(cls, backend: Any, schema: GraphSchema, *, max_values: int = 20_000) -> ValueIndex:
-        """Every distinct string value of each string property the backend stores (trusted queries we write)."""
-        columns = []
-        for label, props in schema.labels.items():
+        """Every distinct string value of each string property the backend stores (trusted queries we write);
+        a relationship type's, for the number test only."""
+
+        def read(pattern: str, owner: str, props: dict[str, str]) -> list[tuple[str, str, list[Any]]]:
+            out = []
             for prop, kind in props.items():
                 if kind.upper() != "STRING":
                     continue
-                result = backend.run(
-                    f"MATCH (n:{label}) RETURN DISTINCT n.{prop} LIMIT {max_values + 1}",
-                    trusted=True,
-                    row_cap=max_values + 1,
-                )
+                query = f"MATCH {pattern} RETURN DISTINCT x.{prop} LIMIT {max_values + 1}"
+                result = backend.run(query, trusted=True, row_cap=max_values + 1)
                 if result.ok and len(result.rows) <= max_values:
-                    columns.append((label, prop, [row[0] for row in result.rows]))
-        relationship_columns = []
-        for rel in schema.relationships:
-            for prop, kind in rel.properties.items():
-                if kind.upper() != "STRING":
-                    continue
-                result = backend.run(
-                    f"MATCH ()-[r:{rel.name}]->() RETURN DISTINCT r.{prop} LIMIT {max_values + 1}",
-                    trusted=True,
-                    row_cap=max_values + 1,
-                )
-                if result.ok and len(result.rows) <= max_values:
-                    relationship_columns.append((rel.name, prop, [row[0] for row in result.rows]))
-        return cls(columns, relationship_columns)
+                    out.append((owner, prop, [row[0] for row in result.rows]))
+            return out
+
+        columns = [c for label, props in schema.labels.items() for c in read(f"(x:{label})", label, props)]
+        related = [c for r in schema.relationships for c in read(f"()-[x:{r.name}]->()", r.name, r.properties)]
+        return cls(columns, related)
 
     def places(self, value: str) -> set[tuple[str, str]]:
         """The (label, property) pairs that store ``value`` (compared as :meth:`link` compares)."""
