@@ -38,18 +38,19 @@ IN [true, false, …]``). A pattern variable keeps its label (``(p:Customer)`` �
 inside an aggregate, nor in the ORDER BY of a WITH that aggregates nothing. Brackets where a value is wanted
 hold arithmetic, not a test (``p.unitPrice > (c.categoryName IN [...])``, where the model wanted a subquery the
 grammar has not). The state is read on past a character the check was set aside for, so one dead end does not
-refuse all that follows.
+refuse all that follows. Version 6 offers, where the grammar wants a number (after ``-``, ``*``, ``/``, in a call
+that takes one), only the calls that give one, as the grammar does since arithmetic reads numbers only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from kgrag.methods.text2cypher.grammar import FUNCTIONS
+from kgrag.methods.text2cypher.grammar import COUNTING, FUNCTIONS, NUMERIC, SAME_KIND
 from kgrag.methods.text2cypher.scope import AGGREGATES
 from kgrag.models.llm.token_checks import register
 
-NAME = "cypher-bound-names:5"  # the version changes with what the check refuses (a cache key part)
+NAME = "cypher-bound-names:6"  # the version changes with what the check refuses (a cache key part)
 MAX_DEPTH = 5  # brackets open at once: count(DISTINCT toFloat(x)) needs 2, a pattern 1
 MAX_DIGITS = 12  # digits in one number literal
 MAX_REPEATS = 3  # the same stretch of text (3 to _LONGEST characters) written this often in a row may not go on
@@ -63,6 +64,7 @@ _CLAUSES = frozenset({"MATCH", "WHERE", "WITH", "RETURN", "ORDER", "LIMIT"})
 _NEW_MATCH = frozenset({"MATCH", "OPTIONAL"})
 _TAG = "cypher"
 _ALL_FUNCTIONS = frozenset(FUNCTIONS)
+_NUMBER_CALLS = COUNTING | NUMERIC | SAME_KIND  # the calls whose value may be a number
 _ROW_FUNCTIONS = _ALL_FUNCTIONS - AGGREGATES
 _NODE_ARGS = frozenset({"count", "collect", "labels", "type", "coalesce"})  # the calls a node may be given to
 _NOT_AFTER_NODE = frozenset({"IN", "AND", "OR", "CONTAINS", "STARTS", "ENDS"})  # words of values, not of nodes
@@ -341,11 +343,20 @@ def _functions(s: _State) -> frozenset[str]:
     aggregate (``count(DISTINCT sum(…))``, which the engine refuses as nested), nor in the ORDER BY of a WITH
     that aggregates nothing (``WITH p ORDER BY avg(p.unitPrice)``: "Cannot evaluate expression with type
     AGGREGATE_FUNCTION"; a RETURN's is made a column by :mod:`.check`). Offered ``avg`` in a WHERE anyway, the
-    model wrote ``(avg`` and then found no way on the grammar and the check both allowed."""
+    model wrote ``(avg`` and then found no way on the grammar and the check both allowed. Where the grammar
+    wants a number (after ``-``, ``*``, ``/``, in a call that takes one), only calls that give one: offered
+    ``type`` in ``avg(…``, the model wrote ``avg(type)``, a name the grammar then could only close."""
     unaggregated = s.clause == "ORDER" and s.projection == "WITH" and not s.aggregated
+    calls = _ALL_FUNCTIONS
     if s.clause == "WHERE" or unaggregated or any(g in AGGREGATES for g in s.groups):
-        return _ROW_FUNCTIONS
-    return _ALL_FUNCTIONS
+        calls = _ROW_FUNCTIONS
+    return calls & _NUMBER_CALLS if _wants_number(s) else calls
+
+
+def _wants_number(s: _State) -> bool:
+    """Whether the grammar wants a number here: an operand of ``-``, ``*``, ``/`` (``+`` also joins text), or
+    what stands directly in a call that takes a number."""
+    return bool(s.prev) and (s.prev in "-*/" or (s.prev == "(" and bool(s.groups) and s.groups[-1] in NUMERIC))
 
 
 register(NAME)(BoundNames)
