@@ -33,10 +33,10 @@ def hits(value: Any) -> Iterator[float]:
     elif isinstance(value, list):
         for v in value:
             yield from hits(v)
-    elif isinstance(value, dict):
+    elif isinstance(value, dict):  # a run's record: only its Hit@1, and the runs nested in it
         for k, v in value.items():
-            if k == "hit@1" or isinstance(v, dict | list):
-                yield from hits(v if k == "hit@1" or isinstance(v, list) else v.get("hit@1", {}))
+            if k == "hit@1" or isinstance(v, dict):
+                yield from hits(v)
 
 
 def questions(tree: Any) -> Iterator[tuple[str, float]]:
