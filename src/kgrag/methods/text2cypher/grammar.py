@@ -179,7 +179,8 @@ def cypher_grammar(schema: GraphSchema, numbers: frozenset[str] | None = None) -
     every_prop = [p for props in schema.labels.values() for p in props]
     every_prop += [p for rel in schema.relationships for p in rel.properties]
     rules.append(f"prop ::= {_alternatives(every_prop) if every_prop else '[a-zA-Z_]+'}")
-    held = sorted(p for p in every_prop if p in (number_properties(schema) if numbers is None else numbers))
+    numbers = number_properties(schema) if numbers is None else numbers
+    held = sorted(p for p in every_prop if p in numbers)
     if held:
         rules.append(f"nprop ::= {_alternatives(held)}")
     else:  # no property holds a number: arithmetic reads none
