@@ -14,6 +14,7 @@ keeps its value (``(c.categoryID) - 1``, ``coalesce(o.shipVia) - 1``), or rounde
 from __future__ import annotations
 
 from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.grammar import NUMERIC, SAME_KIND
 from kgrag.methods.text2cypher.patterns import property_read
 from kgrag.methods.text2cypher.scope import is_word
 
@@ -40,8 +41,11 @@ def _number_before(tokens: list[Token], k: int) -> bool:
     return False
 
 
-_NUMERIC_CALLS = ("avg", "sum", "round", "abs")  # calls that take a number only
-_SAME_KIND_CALLS = ("coalesce", "min", "max", "head", "last")  # calls whose value is what they were given
+# the grammar's kinds of call, lower-cased (a query written without the grammar may spell them otherwise): those
+# that take a number only, less the conversions, which read text themselves; those whose value is what they were
+# given
+_NUMERIC_CALLS = frozenset(f.lower() for f in NUMERIC - {"toFloat", "toInteger"})
+_SAME_KIND_CALLS = frozenset(f.lower() for f in SAME_KIND)
 
 
 def _summed(tokens: list[Token], k: int) -> bool:
