@@ -16,6 +16,7 @@ from __future__ import annotations
 import runpy
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,18 +47,17 @@ def replaying(old: ResponseCache, old_name: str, stats: Counter[str]) -> Any:
             params = base.GenerationParams(
                 kw.get("max_tokens", 256), kw.get("temperature", 0.0), list(kw.get("stop") or []),
                 kw.get("json_schema"), kw.get("grammar"), kw.get("seed", 0), kw.get("top_k"), kw.get("min_p"),
+                token_check,
             )  # fmt: skip
-            keys = [
-                base.cache_key(self.model_id, messages, {**params.as_dict(), **({"token_check": n} if n else {})})
-                for n in ((old_name, token_check) if token_check else (None, None))
-            ]
-            hit = old.get(keys[0])
+            then = replace(params, token_check=old_name if token_check else None)
+            new_key, old_key = (base.cache_key(self.model_id, messages, p.as_dict()) for p in (params, then))
+            hit = old.get(old_key)
             if hit is None:
                 stats["absent"] += 1
             elif token_check and not replayable(hit[0], token_check):
                 stats["refused"] += 1
-            elif self.cache.get(keys[1]) is None:
-                self.cache.put(keys[1], hit[0], hit[1], hit[2], old.logprobs(keys[0]))
+            elif self.cache.get(new_key) is None:
+                self.cache.put(new_key, hit[0], hit[1], hit[2], old.logprobs(old_key))
                 stats["replayed"] += 1
         return original(self, prompt, token_check=token_check, **kw)
 
