@@ -14,6 +14,7 @@ import sys
 from kgrag.cli import kg as _kg  # noqa: F401 - the command modules register their commands on import
 from kgrag.cli import qa as _qa  # noqa: F401
 from kgrag.cli import bench as _bench  # noqa: F401
+from kgrag.cli import compare as _compare  # noqa: F401
 from kgrag.cli import stores as _stores  # noqa: F401
 from kgrag.cli import models as _models  # noqa: F401
 from kgrag.cli import frag as _frag  # noqa: F401
