@@ -13,7 +13,7 @@ from kgrag.methods import get
 from kgrag.methods.base import MethodConfigError
 from kgrag.methods.ultrag import Ultrag
 from kgrag.methods.ultrag.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
-from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_lines
+from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_line, relation_lines
 from kgrag.models.llm.scripted import ScriptedLLM
 from tests.conftest import RecordingLLM, run_cli
 
@@ -192,6 +192,27 @@ def test_relation_lines_show_both_directions(movies_kg):
         '- directed_by: "The Insider" -> directed_by gives "Michael Mann"; '
         '"Michael Mann" -> directed_by_inv gives "The Insider"'
     )
+
+
+def test_relation_examples_forward_only(movies_kg, freebase_like_kg, static_embedder):
+    """``relation_examples="forward"``: each example fact is read one way, in the whole list and in the list
+    chosen per question alike, and more relations fit the same window."""
+    both = relation_line(movies_kg, 0)
+    forward = relation_line(movies_kg, 0, both_ways=False)
+    assert forward == '- directed_by: "The Insider" -> directed_by gives "Michael Mann"' and both.startswith(forward)
+    for kg, window in ((movies_kg, 8192), (freebase_like_kg, 1024)):
+        shown = {}
+        for mode in ("both", "forward"):
+            llm = RecordingLLM(context_window=window)
+            settings = {"embedder": static_embedder, "other_relations": 500} if kg is freebase_like_kg else {}
+            Ultrag(kg, llm=llm, fallback="none", retries=0, relation_examples=mode, **settings).answer(
+                "what genre is the film Titanic", ["Titanic"]
+            )
+            prompt = "\n".join(m["content"] for m in llm.calls[0][1])
+            assert ("_inv gives" in prompt) == (mode == "both"), (kg, mode)
+            shown[mode] = len([line for line in prompt.splitlines() if line.startswith("- ") and " gives " in line])
+        assert shown["forward"] >= shown["both"] > 0
+    assert shown["forward"] > shown["both"]  # the focused list within 1,024 tokens holds more relations
 
 
 def test_grammar_only_for_llamacpp_models(movies_kg):

@@ -118,6 +118,11 @@ class Ultrag(Method):
             return wanted or UNKNOWN_CONTEXT_WINDOW
         return min(known, wanted) if wanted else known
 
+    @property
+    def _both_ways(self) -> bool:
+        """Whether each listed relation's example fact is read both ways (``relation_examples``)."""
+        return self.config.relation_examples == "both"
+
     def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str], Neighbourhood]:
         """For a relation list chosen per question: relation ids, most relevant first (the neighbourhood's and
         the ``other_relations`` best others; :mod:`kgrag.methods.ultrag.relation_list`), and the relation
@@ -135,7 +140,7 @@ class Ultrag(Method):
         lines: dict[int, str] = {}
         if self.config.question_examples:
             for rid in np.flatnonzero(hood.examples >= 0).tolist():
-                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]))
+                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]), both_ways=self._both_ways)
         return ranked, lines, hood
 
     def relations_for(
@@ -156,8 +161,10 @@ class Ultrag(Method):
         assert self.llm is not None
         llm = self.llm
         window = self.context_window()
+        both = self._both_ways
         kg_lines = self.kg.resources.get(
-            "dsl_relation_lines", lambda: [relation_line(self.kg, r) for r in range(self.kg.num_relations)]
+            ("dsl_relation_lines", both),
+            lambda: [relation_line(self.kg, r, both_ways=both) for r in range(self.kg.num_relations)],
         )
 
         def text(relations: list[int], lines: dict[int, str]) -> str:

@@ -70,19 +70,18 @@ def _example_facts(kg: KnowledgeGraph) -> np.ndarray:
     return examples
 
 
-def relation_line(kg: KnowledgeGraph, rid: int, example: int | None = None) -> str:
+def relation_line(kg: KnowledgeGraph, rid: int, example: int | None = None, *, both_ways: bool = True) -> str:
     """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` (the relation spelled exactly as a query writes it),
-    with the fact ``example`` (a triple id of relation ``rid``) or else the KG's example for the relation."""
+    with the fact ``example`` (a triple id of relation ``rid``) or else the KG's example for the relation; the
+    part after ``;`` only ``both_ways``."""
     tid = int(example_facts(kg)[rid]) if example is None else int(example)
     name = format_relation(kg.relations[int(rid)])
     inverse = format_relation(kg.relations[int(rid)] + INVERSE_SUFFIX)
     if tid < 0:
         return f"- {name} (no facts)"
     h, _, t = kg.triple(tid)
-    return (
-        f"- {name}: {format_entity(h)} -> {name} gives {format_entity(t)}; "
-        f"{format_entity(t)} -> {inverse} gives {format_entity(h)}"
-    )
+    forward = f"- {name}: {format_entity(h)} -> {name} gives {format_entity(t)}"
+    return f"{forward}; {format_entity(t)} -> {inverse} gives {format_entity(h)}" if both_ways else forward
 
 
 def relation_lines(kg: KnowledgeGraph, relations: Sequence[int]) -> str:
