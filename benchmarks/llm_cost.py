@@ -5,7 +5,8 @@ from a kept KV prefix) set the time per question. For each method this runs two 
 in one process, one after the other — ``before`` (settings that reproduce the old behaviour) and ``after`` (the
 defaults) — without the response cache (a cached reply costs nothing and would hide the difference), and writes
 per set and variant: Hit@1, the medians of evaluated prompt tokens, prompt tokens and seconds, mean completion tokens,
-and the after/before ratios.
+the after/before ratios, and the paired Hit@1 difference (questions gained and lost, McNemar's exact p-value:
+:mod:`kgrag.eval.paired`).
 
     python benchmarks/llm_cost.py --methods frag --limit 100 --out /tmp/llm_cost
     python benchmarks/llm_cost.py --methods frag,kaping --limit 20 --suites webqsp \\
@@ -26,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import emit_json, parse_value
+from kgrag.eval.paired import compare, total
 from kgrag.eval.runner import summarise
 from kgrag.eval.suite import RunOptions, run_suite
 from kgrag.eval.suite_file import find_suite, load_suite
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         variants = {"before": before.get(method)} if before.get(method) else {}
         variants["after"] = {}
         sets: dict[str, dict[str, Any]] = {}
+        answered: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for suite_name in args.suites.split(","):
             suite = load_suite(find_suite(suite_name, REPO), data_dir=args.data)
             for variant, settings in variants.items():
@@ -118,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{method} {variant} {suite_name}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
                 for name, rows in by_set(result).items():
                     sets.setdefault(name, {})[variant] = medians(rows)
-        for entry in sets.values():
+                    answered.setdefault(name, {})[variant] = rows
+        for name, entry in sets.items():
             if "before" in entry:
+                runs = answered[name]
+                entry["paired_hit@1"] = total(compare({("", method): runs["before"]}, {("", method): runs["after"]}))
                 b, a = entry["before"], entry["after"]
                 entry["ratio_after_over_before"] = {
                     key: round(a[f"{key}_median"] / b[f"{key}_median"], 3) if b[f"{key}_median"] else None
