@@ -196,7 +196,8 @@ def test_relation_lines_show_both_directions(movies_kg):
 
 def test_relation_examples_forward_only(movies_kg, freebase_like_kg, static_embedder):
     """``relation_examples="forward"``: each example fact is read one way, in the whole list and in the list
-    chosen per question alike, and more relations fit the same window."""
+    chosen per question alike, and more relations fit the same window; "auto": one way in the list chosen per
+    question, both ways in the whole list (read once per KG)."""
     both = relation_line(movies_kg, 0)
     forward = relation_line(movies_kg, 0, both_ways=False)
     assert forward == '- directed_by: "The Insider" -> directed_by gives "Michael Mann"' and both.startswith(forward)
@@ -212,6 +213,13 @@ def test_relation_examples_forward_only(movies_kg, freebase_like_kg, static_embe
             assert ("_inv gives" in prompt) == (mode == "both"), (kg, mode)
             shown[mode] = len([line for line in prompt.splitlines() if line.startswith("- ") and " gives " in line])
         assert shown["forward"] >= shown["both"] > 0
+        llm = RecordingLLM(context_window=window)
+        Ultrag(kg, llm=llm, fallback="none", retries=0, relation_examples="auto", **settings).answer(
+            "what genre is the film Titanic", ["Titanic"]
+        )
+        focused = llm.calls[0][0] == "ultrag_query_focused"
+        assert focused == (kg is freebase_like_kg)
+        assert ("_inv gives" in "\n".join(m["content"] for m in llm.calls[0][1])) == (not focused)
     assert shown["forward"] > shown["both"]  # the focused list within 1,024 tokens holds more relations
 
 

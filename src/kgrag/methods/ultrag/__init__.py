@@ -118,10 +118,18 @@ class Ultrag(Method):
             return wanted or UNKNOWN_CONTEXT_WINDOW
         return min(known, wanted) if wanted else known
 
-    @property
-    def _both_ways(self) -> bool:
-        """Whether each listed relation's example fact is read both ways (``relation_examples``)."""
-        return self.config.relation_examples == "both"
+    def _both_ways(self, focused: bool) -> bool:
+        """Whether each listed relation's example fact is read both ways (``relation_examples``) in the list
+        chosen per question (``focused``) or in the whole list of the fixed system part."""
+        mode = self.config.relation_examples
+        return mode == "both" or (mode == "auto" and not focused)
+
+    def _kg_lines(self, both_ways: bool) -> list[str]:
+        """Each relation's line with the KG's example fact, built once per KG and way of reading."""
+        return self.kg.resources.get(
+            ("dsl_relation_lines", both_ways),
+            lambda: [relation_line(self.kg, r, both_ways=both_ways) for r in range(self.kg.num_relations)],
+        )
 
     def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str], Neighbourhood]:
         """For a relation list chosen per question: relation ids, most relevant first (the neighbourhood's and
@@ -140,7 +148,7 @@ class Ultrag(Method):
         lines: dict[int, str] = {}
         if self.config.question_examples:
             for rid in np.flatnonzero(hood.examples >= 0).tolist():
-                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]), both_ways=self._both_ways)
+                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]), both_ways=self._both_ways(True))
         return ranked, lines, hood
 
     def relations_for(
@@ -161,11 +169,7 @@ class Ultrag(Method):
         assert self.llm is not None
         llm = self.llm
         window = self.context_window()
-        both = self._both_ways
-        kg_lines = self.kg.resources.get(
-            ("dsl_relation_lines", both),
-            lambda: [relation_line(self.kg, r, both_ways=both) for r in range(self.kg.num_relations)],
-        )
+        kg_lines = self._kg_lines(self._both_ways(False))
 
         def text(relations: list[int], lines: dict[int, str]) -> str:
             return "\n".join(lines.get(r, kg_lines[r]) for r in relations)
@@ -181,6 +185,7 @@ class Ultrag(Method):
         fits = limit == total and sum(map(len, kg_lines)) <= MAX_CHARS_PER_TOKEN * window
         if not (fits and tokens(name, text(shown, lines)) <= window):
             name = "ultrag_query_focused"
+            kg_lines = self._kg_lines(self._both_ways(True))  # what text() reads from here on
             ranked, lines, hood = view()
             best = ranked[:limit].tolist()
             count = longest_fitting(

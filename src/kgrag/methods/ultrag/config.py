@@ -48,9 +48,11 @@ class UltragConfig(MethodConfig):
     question_examples: bool = True
     # how each listed relation's example fact reads: "both" ways (``"h" -> r gives "t"; "t" -> r_inv gives
     # "h"``), or "forward" only (the prompt's rules say what _inv does, and the executor already turns a step
-    # that reaches nothing the other way): a third fewer evaluated prompt tokens in the query writer's call
-    # on the WebQSP proxy (median 347 -> 215, offline)
-    relation_examples: Literal["both", "forward"] = "both"
+    # that reaches nothing the other way); "auto": forward in a list chosen per question, which the model reads
+    # anew for every question, both ways in the whole list, which sits in the fixed system part and is read
+    # once per KG. Forward: a third fewer evaluated prompt tokens in the query writer's call on the WebQSP
+    # proxy (median 347 -> 215, offline)
+    relation_examples: Literal["auto", "both", "forward"] = "both"
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
     # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
