@@ -2,7 +2,8 @@
 
 Small models mostly get the *direction* of a relation wrong (``"Lya De Putti" -> starred_actors`` for "what
 did Lya De Putti act in"), so every relation is listed with one real fact read both ways:
-``"Titanic" -> starred_actors gives "Kate Winslet"; "Kate Winslet" -> starred_actors_inv gives "Titanic"``.
+``"Titanic" -> starred_actors gives "Kate Winslet"; "Kate Winslet" -> starred_actors_inv gives "Titanic"``
+(or forward only, where the list is read anew for every question: ULTRAG's ``relation_examples``).
 Example facts are chosen once per KG (names with letters, from well-connected heads; never an unnamed node's
 identifier such as Freebase's ``m.0abc12``), so each relation's line is the same in every prompt.  Questions in
 the examples read a relation by its last word group (``film.film.genre`` → "genre"), so that ids from any
