@@ -76,6 +76,8 @@ def test_bench_layout_and_one_method_against_another(tmp_path):
     assert len(compare(run, run)) == 2  # like with like: each method against itself
     with pytest.raises(RunFileError, match="share no KG and method"):
         compare(run, run, methods=("frag", "byokg"))
+    with pytest.raises(RunFileError, match="no row of either run has 'answer_recall'"):
+        compare(run, run, metric="answer_recall")
 
 
 def test_a_bad_line_names_its_place(tmp_path):

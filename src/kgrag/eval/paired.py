@@ -116,6 +116,8 @@ def compare(
     pairs = _matched_keys(a, b, methods)
     if not pairs:
         raise RunFileError(f"the two runs share no KG and method (first: {sorted(a)}, second: {sorted(b)})")
+    if not any(metric in row for ka, kb in pairs for row in (*a[ka], *b[kb])):
+        raise RunFileError(f"no row of either run has {metric!r} (a retrieval-only run: --metric answer_recall)")
     out = []
     for ka, kb in pairs:
         rows_a, rows_b = _by_question(a[ka]), _by_question(b[kb])
