@@ -385,7 +385,7 @@ def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_
     assert "film.performance.actor" in shown  # two hops out, past the unnamed node
     assert llm.count_prompt_tokens(messages) + params.max_tokens <= 2048
     # the question's own fact shows the direction; only the relations around the question's entity are listed
-    assert '- film.film.genre: "Titanic" -> film.film.genre gives "Romance Film"\n' in messages[1]["content"]
+    assert '- film.film.genre: "Titanic" -> film.film.genre gives "Romance Film"; ' in messages[1]["content"]
     assert len(shown) == 4  # linked from the question when not given
     attempt = method.answer("what genre is the film Titanic", topics).trace[0].outputs["attempts"][0]
     assert attempt["relations_shown"] == len(shown) and attempt["tokens"] <= attempt["window"] == 2048

@@ -50,10 +50,11 @@ class UltragConfig(MethodConfig):
     # "h"``), or "forward" only (the prompt's rules say what _inv does, and the executor already turns a step
     # that reaches nothing the other way); "auto": forward in a list chosen per question, which the model reads
     # anew for every question, both ways in the whole list, which sits in the fixed system part and is read
-    # once per KG (there "auto" changes nothing). Forward against both, WebQSP proxy first 50 dev q, fresh runs
-    # back to back: Hit@1 0.70 -> 0.70 (+0 / -0, the same answers to 47), evaluated prompt tokens (median, both
-    # calls) 631 -> 512, seconds 13.2 -> 9.9 (benchmarks/results/ultrag_relation_examples.json)
-    relation_examples: Literal["auto", "both", "forward"] = "auto"
+    # once per KG (there "auto" changes nothing). Forward against both, WebQSP proxy first 100 dev q, fresh runs
+    # back to back per half: Hit@1 0.65 -> 0.64 (+0 / -1), evaluated prompt tokens (median, both calls) 631 ->
+    # 512 and 566 -> 454, seconds 13.2 -> 9.9 and 11.2 -> 9.8 (benchmarks/results/ultrag_relation_examples.json);
+    # one question lower, so not the default (#26: no KG lower)
+    relation_examples: Literal["auto", "both", "forward"] = "both"
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
     # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
