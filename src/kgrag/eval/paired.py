@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.errors import KGRagError
+from kgrag.eval.runner import summarise
 
 
 class RunFileError(KGRagError, ValueError):
@@ -79,7 +80,7 @@ class Side:
     """One run's numbers over the paired questions."""
 
     score: float  # mean of the metric
-    right_grounded: float | None  # share of right answers with support (None: no right answer, or not recorded)
+    right_grounded: float | None  # share of right (Hit@1) answers with support (None: no right answer, or not recorded)
     evaluated_prompt_tokens: float | None  # median per question
     seconds: float | None  # median per question
     llm_calls: float | None  # mean per question
@@ -174,33 +175,17 @@ def _value(row: dict[str, Any], metric: str) -> float:
 
 
 def _side(rows: Sequence[dict[str, Any]], scores: Sequence[float]) -> Side:
-    right = [r for r, s in zip(rows, scores, strict=True) if s > 0]
-    grounded = [bool(r["grounded"]) for r in right if "grounded" in r]
+    """The run's cost and grounding over these rows as ``kgrag eval``'s summary reads them
+    (:func:`kgrag.eval.runner.summarise`), and the mean of the compared metric."""
+    summary = summarise(list(rows))
     return Side(
         score=round(sum(scores) / len(scores), 4),
-        right_grounded=round(sum(grounded) / len(grounded), 4) if grounded else None,
-        evaluated_prompt_tokens=_median(r.get("evaluated_prompt_tokens") for r in rows),
-        seconds=_median(r.get("seconds") for r in rows),
-        llm_calls=_mean(r.get("llm_calls") for r in rows),
-        errors=sum(1 for r in rows if r.get("error")),
+        right_grounded=summary.get("grounded_when_right"),
+        evaluated_prompt_tokens=summary["evaluated_prompt_tokens_median"],
+        seconds=summary["seconds_median"],
+        llm_calls=summary["llm_calls"],
+        errors=summary["errors"],
     )
-
-
-def _numbers(values: Iterable[Any]) -> list[float]:
-    return [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-
-
-def _median(values: Iterable[Any]) -> float | None:
-    nums = sorted(_numbers(values))
-    if not nums:
-        return None
-    mid = len(nums) // 2
-    return round(nums[mid] if len(nums) % 2 else (nums[mid - 1] + nums[mid]) / 2, 2)
-
-
-def _mean(values: Iterable[Any]) -> float | None:
-    nums = _numbers(values)
-    return round(sum(nums) / len(nums), 3) if nums else None
 
 
 def total(pairs: Sequence[Paired]) -> dict[str, Any]:
