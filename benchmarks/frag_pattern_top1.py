@@ -12,6 +12,7 @@ compared without an LLM run:
 
     python benchmarks/frag_pattern_top1.py benchmarks/suites/metaqa_renamed.toml --limit 100 \\
         --kg-cache /tmp/bench/kgs --data ../shared/data [--set KEY=VALUE ...] [--out result.json]
+    python benchmarks/frag_pattern_top1.py SUITE --sample 100 --seed 99 ...   # a seeded draw per group
     python benchmarks/frag_pattern_top1.py SUITE --llm llamacpp:qwen2.5-coder-1.5b --set question_fit=5 ...
 """
 
@@ -80,6 +81,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", type=Path)
     parser.add_argument("--limit", type=int, help="the first N questions per group")
+    parser.add_argument("--sample", type=int, help="N questions per group drawn with --seed")
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kg-cache", type=Path, default=Path("/tmp/bench/kgs"))
     parser.add_argument("--data", type=Path, help="the shared data directory the suite's ${data} names")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
@@ -92,6 +95,7 @@ def main() -> None:
     suite = load_suite(args.suite, data_dir=args.data)
     start = time.perf_counter()
     command = [str(args.suite), *(["--limit", str(args.limit)] if args.limit else [])]
+    command += ["--sample", str(args.sample), "--seed", str(args.seed)] if args.sample else []
     command += [f"--set {s}" for s in args.settings] + ([f"--llm {args.llm}"] if args.llm else [])
     git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     report = {
@@ -103,7 +107,8 @@ def main() -> None:
     }
     for entry in suite.kgs:
         kg = build_kg(entry, args.kg_cache).kg
-        examples = [ex for ex in select(load_questions(entry), limit=args.limit) if ex.answers]
+        chosen = select(load_questions(entry), limit=args.limit, sample=args.sample, seed=args.seed)
+        examples = [ex for ex in chosen if ex.answers]
         report["kgs"][entry.name] = measure(kg, examples, {**entry.settings.get("frag", {}), **settings}, llm)
     report["seconds"] = round(time.perf_counter() - start, 1)
     emit_json(report, args.out)

@@ -67,11 +67,13 @@ def minilm():
     return load_embedder("minilm")
 
 
-def _scores(kg: KnowledgeGraph, question: str, topic: str, embedder, hops: int = 3) -> dict[str, float]:
+def _scores(
+    kg: KnowledgeGraph, question: str, topic: str, embedder, hops: int = 3, costs: AlignmentCosts | None = None
+) -> dict[str, float]:
     reach = reachable_patterns(kg, [kg.entity_id(topic)], hops)
     sims = SpanSimilarities.of(kg, embedder, mask_topics(question, [topic]))
     assert sims is not None
-    scores = aligned_pattern_scores(kg, sims, reach, AlignmentCosts())
+    scores = aligned_pattern_scores(kg, sims, reach, costs or AlignmentCosts())
     return {pattern_label(kg, reach.patterns[k]): float(scores[k]) for k in range(len(reach))}
 
 
@@ -143,6 +145,21 @@ def test_an_out_and_back_pair_may_be_named_twice():
     assert _best(shared) == "cast member>cast member_inv>director"
 
 
+def test_a_shared_word_frees_the_hops_of_the_pair_beside_it():
+    """ "which films share the director with Heat" asks for Heat's director's other films, though no relation is
+    called "share": the word stands by the pair's span, so the pair's two hops cost nothing. Without that the
+    pair's extra hop cost more than the word could earn, and the question read as Heat's director."""
+    kg = KnowledgeGraph.from_triples(FILMS)
+    question = "which films share the director with Heat"
+    assert _best(_scores(kg, question, "Heat", Stems())) == "director>director_inv"
+    assert _best(_scores(kg, question, "Heat", Stems(), costs=AlignmentCosts(shared_pairs=False))) == "director"
+    # a shared word far from the pair's span frees nothing
+    far = QuestionSpans.of("which films share the long running and much loved director with ENT")
+    assert far.shared_positions == (2,)
+    assert not far.near_shared(next(i for i, (t, _, _) in enumerate(far.spans) if t == "director"))
+    assert QuestionSpans.of("who are the co-stars of ENT").shared_positions == (3,)
+
+
 def test_alignment_follows_the_order_the_question_names_its_hops():
     """'publication dates of the films that share cast members with X': the hop nearest the topic comes first."""
     kg = KnowledgeGraph.from_triples(FILMS)
@@ -153,23 +170,28 @@ def test_alignment_follows_the_order_the_question_names_its_hops():
     assert scores[forward] > scores[backward]
     sims = SpanSimilarities.of(kg, Stems(), mask_topics(question, ["Heat"]))
     reach = reachable_patterns(kg, [kg.entity_id("Heat")], 3)
-    unordered = aligned_pattern_scores(kg, sims, reach, AlignmentCosts(order=0.0))
+    # (both read their pair as one mention; only the forward one's stands by "share", which frees its hops)
+    unordered = aligned_pattern_scores(kg, sims, reach, AlignmentCosts(order=0.0, shared_pairs=False))
     labels = [pattern_label(kg, p) for p in reach.patterns]
     assert unordered[labels.index(forward)] == pytest.approx(unordered[labels.index(backward)])
 
 
 def test_frag_zero_shot_answers_a_three_hop_question_with_minilm(minilm):
-    """With the default embedder the 3-hop answers are in the evidence (on a KG this small the 1-hop
-    ``director`` pattern may still rank first; MiniLM also rates "who directed" closer to "screenwriter" than to
-    "director", so not every wording works: renamed MetaQA 3-hop answer recall is 0.90, not 1)."""
+    """With the default embedder the 3-hop pattern ranks first: "share" names its out-and-back pair, whose hops
+    are then free. Without that rule the 1-hop ``director`` pattern won (MiniLM also rates "who directed"
+    closer to "screenwriter" than to "director", so not every wording works)."""
     kg = KnowledgeGraph.from_triples(FILMS)
     frag = get_method("frag")(kg, embedder=minilm)
     assert frag.router is None and frag.config.zero_shot_scoring == "align"
-    evidence = frag.retrieve("who are the directors of the films that share actors with Heat", ["Heat"])
-    three_hop = {ev.entities[-1] for ev in evidence if ev.relations == ["cast member", "cast member", "director"]}
-    assert three_hop == {"Brian De Palma", "Martin Scorsese"}
-    # The Insider shares Al Pacino too; its director Michael Mann ends an earlier path (an entity ends one path)
-    assert "Michael Mann" in {ev.entities[-1] for ev in evidence}
+    question = "who are the directors of the films that share actors with Heat"
+    evidence = frag.retrieve(question, ["Heat"])
+    pattern = ["cast member", "cast member", "director"]
+    assert evidence[0].relations == pattern
+    # The Insider shares Al Pacino with Heat, so its director Michael Mann is a 3-hop answer too
+    three_hop = {ev.entities[-1] for ev in evidence if ev.relations == pattern}
+    assert three_hop == {"Brian De Palma", "Martin Scorsese", "Michael Mann"}
+    unshared = get_method("frag")(kg, embedder=minilm, shared_pairs=False).retrieve(question, ["Heat"])
+    assert unshared[0].relations == ["director"]
     mean = get_method("frag")(kg, embedder=minilm, zero_shot_scoring="mean")
     assert mean.retrieve("who directed the films that share actors with Heat", ["Heat"])  # the old score still runs
 

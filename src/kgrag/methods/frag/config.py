@@ -94,6 +94,9 @@ class FragConfig(MethodConfig):
     mention_cost: Annotated[float, ClientRange(0, 2)] = 0.2  # a relation must align better than this to pay
     extra_mention_cost: Annotated[float, ClientRange(0, 2)] = 0.15  # more for each mention beyond the second
     order_cost: Annotated[float, ClientRange(0, 2)] = 0.1  # per hop aligned nearer the topic than the one before
+    # an out-and-back pair ("films that share actors with X") pays no hop cost where the question says "share",
+    # "same", "together", "also" or "co-" (methods/frag/alignment.py; False: the pair's hops cost as any)
+    shared_pairs: bool = True
     # "align" describes a relation by its words plus its most frequent named tails ("cast member" + "John Wayne,
     # Robert De Niro, ..."), their vector weighted relation_example_weight (methods/frag/alignment.py; renamed
     # MetaQA dev 300/hop 0.997 / 0.969 / 0.896 -> 1.000 / 0.981 / 0.936, WebQSP proxy dev 0.798 -> 0.801); 0: words only
