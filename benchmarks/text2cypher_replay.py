@@ -44,11 +44,8 @@ def replaying(old: ResponseCache, old_name: str, stats: Counter[str]) -> Any:
     def generate(self: base.LLM, prompt: Any, *, token_check: str | None = None, **kw: Any) -> base.Generation:
         if self.cache is not None:
             messages = base.to_messages(prompt)
-            params = base.GenerationParams(
-                kw.get("max_tokens", 256), kw.get("temperature", 0.0), list(kw.get("stop") or []),
-                kw.get("json_schema"), kw.get("grammar"), kw.get("seed", 0), kw.get("top_k"), kw.get("min_p"),
-                token_check,
-            )  # fmt: skip
+            decoding = {k: v for k, v in kw.items() if k != "name"}  # generate's keywords but the prompt's name
+            params = base.GenerationParams.of_call(**decoding, token_check=token_check)
             then = replace(params, token_check=old_name if token_check else None)
             new_key, old_key = (base.cache_key(self.model_id, messages, p.as_dict()) for p in (params, then))
             hit = old.get(old_key)

@@ -86,6 +86,26 @@ def test_cache_hits_are_free_and_reproducible(tmp_path):
     assert reopened.generate("x", name="llm_answer").cached
 
 
+def test_generate_decodes_with_the_settings_defaults():
+    """A call's settings are built by GenerationParams.of_call, so whoever rebuilds them from a call's keywords
+    (benchmarks/text2cypher_replay.py) gets the same cache key: generate's defaults must be the dataclass's."""
+    import dataclasses
+    import inspect
+
+    from kgrag.models.llm.base import LLM
+
+    signature = inspect.signature(LLM.generate).parameters
+    for f in dataclasses.fields(GenerationParams):
+        default = [] if f.default is dataclasses.MISSING else f.default
+        assert signature[f.name].default in (default, None if f.name == "stop" else default), f.name
+    assert GenerationParams.of_call(None) == GenerationParams()
+    assert GenerationParams.of_call(("x",), max_tokens=7).as_dict() == {
+        **GenerationParams().as_dict(),
+        "stop": ["x"],
+        "max_tokens": 7,
+    }
+
+
 def test_llm_baseline_answer_usage(movies_kg, tmp_path):
     llm = ScriptedLLM(SCRIPT)
     answer = get_method("llm")(movies_kg, llm=llm).answer("Who directed Heat?")

@@ -66,6 +66,12 @@ class GenerationParams:
     # a registered check held token by token beside the grammar where the backend can (models/llm/token_checks.py)
     token_check: str | None = None
 
+    @classmethod
+    def of_call(cls, stop: Sequence[str] | None = None, **decoding: Any) -> GenerationParams:
+        """The settings one :meth:`LLM.generate` call decodes with, from the keywords it was given (the rest
+        at their defaults): the one place a call's settings, and so its response-cache key, are built."""
+        return cls(stop=list(stop or []), **decoding)
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "max_tokens": self.max_tokens,
@@ -134,8 +140,16 @@ class LLM(ABC):
         """Complete ``prompt`` (a string or chat messages). ``name`` is the prompt's name for accounting."""
         check_cancelled()
         messages = to_messages(prompt)
-        params = GenerationParams(
-            max_tokens, temperature, list(stop or []), json_schema, grammar, seed, top_k, min_p, token_check
+        params = GenerationParams.of_call(
+            stop,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            json_schema=json_schema,
+            grammar=grammar,
+            seed=seed,
+            top_k=top_k,
+            min_p=min_p,
+            token_check=token_check,
         )
         key = None
         if self.cache is not None:
