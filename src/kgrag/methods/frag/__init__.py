@@ -197,10 +197,8 @@ class Frag(Method):
         if clf is None:
             aligned = None
             if sims is not None:
-                costs = AlignmentCosts(
-                    cfg.mention_cost, cfg.extra_mention_cost, cfg.align_hop_cost, cfg.order_cost, cfg.shared_pairs
-                )
-                aligned = aligned_pattern_scores(self.kg, sims, reach, costs)
+                costs = (cfg.mention_cost, cfg.extra_mention_cost, cfg.align_hop_cost, cfg.order_cost, cfg.shared_pairs)
+                aligned = aligned_pattern_scores(self.kg, sims, reach, AlignmentCosts(*costs))
             if aligned is None:  # "mean", or a question with no words besides its topic's
                 aligned = mean_pattern_scores(self.kg, self.text_embedder, question, reach, cfg.hop_cost)
             return scores + cfg.embedding_weight * aligned
