@@ -338,7 +338,7 @@ def aligned_pattern_scores(
     counts = np.bincount(reach.pattern, minlength=len(reach))
     unnamed = np.bincount(reach.pattern, weights=unnamed_entities(kg)[reach.entity], minlength=len(reach))
     through_unnamed = unnamed > 0.5 * np.maximum(counts, 1)
-    scored: dict[tuple, float] = {}
+    scored: dict[tuple, tuple[float, int]] = {}  # per mention tuple: its score and the hops it does not pay
     rows: dict[tuple[int, ...], np.ndarray] = {}  # a mention recurs across many patterns
     out = np.empty(len(reach))
     for k in range(len(reach)):
@@ -348,16 +348,18 @@ def aligned_pattern_scores(
             for group in groups:
                 if group not in rows:
                     rows[group] = sims.mention_row(group)
-            scored[key] = max(
+            best = max(
                 _reading_score([rows[g] for g in groups], sims.question, costs, twice)
                 for twice in _pair_readings(pairs)
                 # a second span cannot pay a mention's cost unless it aligns better than that cost
                 if all(rows[groups[p]].max() > costs.mention for p in twice)
             )
-        free = 0
-        if costs.shared_pairs and sims.question.shared_positions:
-            free = 2 * sum(sims.question.near_shared(int(rows[key[0][p]].argmax())) for p in key[1])
-        out[k] = scored[key] - costs.hop * (reach.lengths[k] - free)
+            free = 0
+            if costs.shared_pairs and sims.question.shared_positions:
+                free = 2 * sum(sims.question.near_shared(int(rows[groups[p]].argmax())) for p in pairs)
+            scored[key] = (best, free)
+        best, free = scored[key]
+        out[k] = best - costs.hop * (reach.lengths[k] - free)
     return out
 
 
