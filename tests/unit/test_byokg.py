@@ -142,7 +142,7 @@ def test_without_cypher_the_linker_is_not_asked_for_a_query(kg):
     def linker_prompt(method) -> str:  # the instructions are the system message, so match the whole prompt
         task, fmt = method.query_prompt_parts
         messages = load_prompt("byokg_linker").render(
-            schema="", context="", question="Who directed Heat?", query_task=task, query_format=fmt
+            schema="", schema_note="", context="", question="Who directed Heat?", query_task=task, query_format=fmt
         )
         return "\n".join(m["content"] for m in messages)
 

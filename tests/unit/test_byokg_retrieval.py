@@ -316,11 +316,25 @@ def test_agentic_stops_after_t_a_rounds_without_a_last_entity_call(movies_kg, st
 
 # ---------------------------------------------------------------------- schema text
 def test_schema_lists_relations_with_direction_examples(movies_kg, static):
-    rels = select_relations(movies_kg, "who directed Heat", max_relations=40, embedder=static)
-    assert len(rels) == movies_kg.num_relations
+    rels, exemplified = select_relations(movies_kg, "who directed Heat", max_relations=40, embedder=static)
+    assert len(rels) == movies_kg.num_relations and list(exemplified) == list(rels)
     text = relation_schema(movies_kg, rels)
     assert "- directed_by (e.g. " in text and " -> " in text
-    few = select_relations(movies_kg, "when was it released", [movies_kg.entity_id("Alien")], max_relations=2)
+    alien = [movies_kg.entity_id("Alien")]
+    few, _ = select_relations(movies_kg, "when was it released", alien, max_relations=2)
     assert set(movies_kg.relations[r] for r in few) == {"directed_by", "release_year"}  # Alien's relations
+
+
+def test_only_the_likeliest_relations_carry_an_example(movies_kg, static):
+    alien = [movies_kg.entity_id("Alien")]
+    rels, exemplified = select_relations(movies_kg, "when was it released", alien, max_examples=2, embedder=static)
+    assert len(rels) == movies_kg.num_relations  # every relation is still listed
+    assert {movies_kg.relations[r] for r in exemplified} == {"directed_by", "release_year"}
+    lines = relation_schema(movies_kg, rels, exemplified).splitlines()
+    assert [line.split()[1] for line in lines if "(e.g. " in line] == ["directed_by", "release_year"]
+    assert len(lines) == movies_kg.num_relations
+    # as many examples as relations, or no limit: all of them, without ranking
+    for limit in (movies_kg.num_relations, None):
+        assert list(select_relations(movies_kg, "x", max_examples=limit)[1]) == list(range(movies_kg.num_relations))
     ex = example_triples(movies_kg)
     assert all(movies_kg.rels[ex[r]] == r for r in range(movies_kg.num_relations))

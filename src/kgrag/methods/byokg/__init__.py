@@ -195,22 +195,28 @@ class BYOKG(GraphQuery, Method):
         with trace.step("kg_linker", round=round_no) as step:
             if not seeds:
                 seeds = [c.entity for span in self.linker.find_mentions(question)[:2] for c in span.candidates[:1]]
-            rels = select_relations(
-                self.kg, question, seeds, max_relations=cfg.schema_relations, embedder=self.prefilter
+            rels, exemplified = select_relations(
+                self.kg,
+                question,
+                seeds,
+                max_relations=cfg.schema_relations,
+                max_examples=cfg.schema_examples,
+                embedder=self.prefilter,
             )
             task, fmt = self.query_prompt_parts
             grammar = [self.kg.relations[r] for r in rels] if use_grammar(cfg.grammar, self.llm) else None
             text, _ = self.call_prompt(
                 "byokg_linker",
                 grammar=None if grammar is None else linker_grammar(grammar, query=bool(task)),
-                schema=relation_schema(self.kg, rels),
+                schema=relation_schema(self.kg, rels, exemplified),
+                schema_note="with one example each" if len(exemplified) == len(rels) else "the likeliest with examples",
                 context=self._linker_context(context),
                 question=question,
                 query_task=task,
                 query_format=fmt,
             )
             art = Artifacts(text)
-            dropped = art.drop_copied_examples(example_names(self.kg, rels), question, context)
+            dropped = art.drop_copied_examples(example_names(self.kg, exemplified), question, context)
             step.outputs.update(art.as_json())
             if dropped:
                 step.outputs["dropped_schema_examples"] = dropped
