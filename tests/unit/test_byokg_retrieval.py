@@ -333,6 +333,8 @@ def test_only_the_likeliest_relations_carry_an_example(movies_kg, static):
     lines = relation_schema(movies_kg, rels, exemplified).splitlines()
     assert [line.split()[1] for line in lines if "(e.g. " in line] == ["directed_by", "release_year"]
     assert len(lines) == movies_kg.num_relations
+    none = select_relations(movies_kg, "when was it released", alien, max_examples=0)[1]
+    assert len(none) == 0 and "(e.g. " not in relation_schema(movies_kg, rels, none)
     # as many examples as relations, or no limit: all of them, without ranking
     for limit in (movies_kg.num_relations, None):
         assert list(select_relations(movies_kg, "x", max_examples=limit)[1]) == list(range(movies_kg.num_relations))

@@ -54,6 +54,14 @@ from kgrag.retrieval.triples import kg_vectors, triples_as_evidence
 from kgrag.types import Evidence
 
 
+def _schema_note(examples: int, relations: int) -> str:
+    """How the relation list's header describes its examples. When every listed relation has one the words are
+    those from before ``schema_examples``, so a small KG's prompts, and the replies cached for them, stay."""
+    if examples == relations:
+        return "with one example each"
+    return "the likeliest with examples" if examples else "without examples"
+
+
 @registry.register("byokg")
 class BYOKG(GraphQuery, Method):
     """BYOKG-RAG with every retrieval strategy on (see the module docstring)."""
@@ -209,7 +217,7 @@ class BYOKG(GraphQuery, Method):
                 "byokg_linker",
                 grammar=None if grammar is None else linker_grammar(grammar, query=bool(task)),
                 schema=relation_schema(self.kg, rels, exemplified),
-                schema_note="with one example each" if len(exemplified) == len(rels) else "the likeliest with examples",
+                schema_note=_schema_note(len(exemplified), len(rels)),
                 context=self._linker_context(context),
                 question=question,
                 query_task=task,

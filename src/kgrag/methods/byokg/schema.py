@@ -1,10 +1,10 @@
-"""A KG's schema as prompt text: its relations, each with one example triple, cut to what fits.
+"""A KG's schema as prompt text: its relations, the likeliest with an example triple, cut to what fits.
 
 A triples KG has no declared node types, so an example per relation (``directed_by: Heat -> Michael
 Mann``) is what tells a model which way a relation points — the most common mistake small models make when
 writing relation paths.  KGs with hundreds of relations (Freebase) do not fit a small model's prompt, so only
 the ``max_relations`` most relevant are listed: relations at the linked entities first, then by embedding
-similarity of the relation name to the question.
+similarity of the relation name to the question; and there only the few likeliest keep their example.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _example_triples(kg: KnowledgeGraph) -> np.ndarray:
     return examples
 
 
-def rank_relations(
+def relations_by_relevance(
     kg: KnowledgeGraph, question: str, seeds: Sequence[int] = (), *, embedder: Embedder | None = None
 ) -> np.ndarray:
     """Every relation id, most relevant to ``question`` first: those at ``seeds`` first, then by the embedding
@@ -60,7 +60,7 @@ def select_relations(
     embedder: Embedder | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(relation ids to show, in id order; those of them shown with an example): all relations when they fit,
-    else the ``max_relations`` most relevant (:func:`rank_relations`); examples for all shown, or for the
+    else the ``max_relations`` most relevant (:func:`relations_by_relevance`); examples for all shown, or for the
     ``max_examples`` most relevant of them.
 
     An example fact costs a line's worth of tokens again (on the WebQSP Freebase proxy 40 relations read 377
@@ -68,7 +68,7 @@ def select_relations(
     the few relations the answer's path is likely to take."""
     fits = kg.num_relations <= max_relations
     some_examples = max_examples is not None and max_examples < min(kg.num_relations, max_relations)
-    order = rank_relations(kg, question, seeds, embedder=embedder) if not fits or some_examples else None
+    order = relations_by_relevance(kg, question, seeds, embedder=embedder) if not fits or some_examples else None
     shown = np.arange(kg.num_relations) if order is None or fits else np.sort(order[:max_relations])
     examples = np.sort(order[:max_examples]) if order is not None and some_examples else shown
     return shown, examples
@@ -97,4 +97,4 @@ def example_names(kg: KnowledgeGraph, relations: np.ndarray) -> list[str]:
     return [kg.entities[int(e)] for e in dict.fromkeys(ids.tolist())]
 
 
-__all__ = ["example_names", "example_triples", "rank_relations", "relation_schema", "select_relations"]
+__all__ = ["example_names", "example_triples", "relation_schema", "relations_by_relevance", "select_relations"]
