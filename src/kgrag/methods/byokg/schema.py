@@ -68,10 +68,12 @@ def select_relations(
     the few relations the answer's path is likely to take."""
     fits = kg.num_relations <= max_relations
     some_examples = max_examples is not None and max_examples < min(kg.num_relations, max_relations)
-    order = relations_by_relevance(kg, question, seeds, embedder=embedder) if not fits or some_examples else None
-    shown = np.arange(kg.num_relations) if order is None or fits else np.sort(order[:max_relations])
-    examples = np.sort(order[:max_examples]) if order is not None and some_examples else shown
-    return shown, examples
+    if fits and not some_examples:  # the whole list, every relation with its example: nothing to rank
+        every = np.arange(kg.num_relations)
+        return every, every
+    order = relations_by_relevance(kg, question, seeds, embedder=embedder)
+    shown = np.arange(kg.num_relations) if fits else np.sort(order[:max_relations])
+    return shown, np.sort(order[:max_examples]) if some_examples else shown
 
 
 def relation_schema(kg: KnowledgeGraph, relations: np.ndarray, with_example: np.ndarray | None = None) -> str:
