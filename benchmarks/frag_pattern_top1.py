@@ -14,11 +14,17 @@ compared without an LLM run:
         --kg-cache /tmp/bench/kgs --data ../shared/data [--set KEY=VALUE ...] [--out result.json]
     python benchmarks/frag_pattern_top1.py SUITE --sample 100 --seed 99 ...   # a seeded draw per group
     python benchmarks/frag_pattern_top1.py SUITE --llm llamacpp:qwen2.5-coder-1.5b --set question_fit=5 ...
+    python benchmarks/frag_pattern_top1.py SUITE ... --set X=Y --out after.json --against before.json
+
+The report keeps every question's best pattern and the rank of the first reaching a gold answer, so two runs
+over the same questions can be paired: ``--against`` prints, per KG, the questions whose best pattern reaches a
+gold answer in one run and not in the other (the paired difference a setting is judged by).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import time
@@ -34,6 +40,7 @@ from kgrag.eval.suite_build import build_kg
 from kgrag.eval.suite_file import load_suite
 from kgrag.methods.base import Trace
 from kgrag.methods.frag import Frag
+from kgrag.methods.frag.patterns import pattern_label
 from kgrag.models.llm import load_llm
 
 
@@ -48,25 +55,30 @@ class _Recording(Frag):
         return super()._choose(topics, reach, scores, *args, **kwargs)
 
 
-def measure(kg, examples, settings: dict, llm=None) -> dict:
-    """Per question group: top1, any and the median rank of the first pattern reaching a gold answer."""
+def measure(kg, examples, settings: dict, llm=None) -> tuple[dict, list[dict]]:
+    """Per question group: top1, any and the median rank of the first pattern reaching a gold answer; and per
+    question its best pattern and that rank (None: no pattern reaches a gold answer)."""
     frag = _Recording(kg, llm=llm, **settings)
     if frag.pattern_classifier is not None:
         raise SystemExit(f"{kg}: frag uses a trained pattern scorer here; this measures the zero-shot one")
     found: dict[str, list[int | None]] = defaultdict(list)
+    per_question: list[dict] = []
     for ex in examples:
         frag.last = None
         frag._retrieve(ex.question, ex.topic_entities, Trace(), for_answer=True)
         gold = {e for e in map(kg.find_entity, ex.answers) if e is not None}  # a gold answer may not be in the KG
-        rank = None
-        if frag.last is not None and gold:
+        rank, best = None, None
+        if frag.last is not None and len(frag.last[1]):
             reach, scores = frag.last
-            for i, k in enumerate(np.argsort(-scores, kind="stable")):
+            order = np.argsort(-scores, kind="stable")
+            best = pattern_label(kg, reach.patterns[int(order[0])])
+            for i, k in enumerate(order if gold else ()):
                 if gold.intersection(int(e) for e in reach.endpoints(int(k))):
                     rank = i + 1
                     break
         found[ex.group or "all"].append(rank)
-    return {
+        per_question.append({"question": ex.question, "group": ex.group or "all", "best": best, "rank": rank})
+    groups = {
         group: {
             "n": len(ranks),
             "top1": round(sum(r == 1 for r in ranks) / len(ranks), 3),
@@ -75,6 +87,22 @@ def measure(kg, examples, settings: dict, llm=None) -> dict:
         }
         for group, ranks in sorted(found.items())
     }
+    return groups, per_question
+
+
+def paired(before: dict, after: dict) -> dict[str, dict[str, list[str]]]:
+    """Per KG the two reports share, the questions whose best pattern reaches a gold answer only ``after``
+    (gains) or only ``before`` (losses), matched by question text and group."""
+    out = {}
+    for kg, rows in after.get("questions", {}).items():
+        earlier = {(q["question"], q["group"]): q["rank"] == 1 for q in before.get("questions", {}).get(kg, [])}
+        now = {(q["question"], q["group"]): q["rank"] == 1 for q in rows}
+        shared = earlier.keys() & now.keys()
+        out[kg] = {
+            "gains": sorted(q for q, g in shared if now[(q, g)] and not earlier[(q, g)]),
+            "losses": sorted(q for q, g in shared if earlier[(q, g)] and not now[(q, g)]),
+        }
+    return out
 
 
 def main() -> None:
@@ -89,6 +117,7 @@ def main() -> None:
     parser.add_argument("--llm", help="an LLM spec: the scores frag answers with, e.g. with --set question_fit=5")
     parser.add_argument("--cache", type=Path, help="the LLM's response cache")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--against", type=Path, help="an earlier report over the same questions: print gains / losses")
     args = parser.parse_args()
     llm = load_llm(args.llm, cache=args.cache) if args.llm else None
     settings = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.settings)}
@@ -104,14 +133,21 @@ def main() -> None:
         "commit": git.stdout.strip(),
         "settings": settings,
         "kgs": {},
+        "questions": {},
     }
     for entry in suite.kgs:
         kg = build_kg(entry, args.kg_cache).kg
         chosen = select(load_questions(entry), limit=args.limit, sample=args.sample, seed=args.seed)
         examples = [ex for ex in chosen if ex.answers]
-        report["kgs"][entry.name] = measure(kg, examples, {**entry.settings.get("frag", {}), **settings}, llm)
+        report["kgs"][entry.name], report["questions"][entry.name] = measure(
+            kg, examples, {**entry.settings.get("frag", {}), **settings}, llm
+        )
     report["seconds"] = round(time.perf_counter() - start, 1)
-    emit_json(report, args.out)
+    if args.against is not None:
+        report["paired"] = paired(json.loads(args.against.read_text(encoding="utf-8")), report)
+    if args.out is not None:  # every question in the file; the summary (and any pairing) on the screen
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    emit_json({key: value for key, value in report.items() if key != "questions"})
 
 
 if __name__ == "__main__":
