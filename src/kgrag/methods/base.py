@@ -26,7 +26,7 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.answer_kind import as_count, kind_on, verdict, yes_no_claim
 from kgrag.methods.confidence import answer_signals, confidences
 from kgrag.methods.settings import ClientRange
-from kgrag.methods.support import answer_support, echoes, supported_first
+from kgrag.methods.support import answer_support, echoes, question_entities, supported_first
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
@@ -158,7 +158,8 @@ class Method(ABC):
             abstained = f"the model only repeated the question's words ({'; '.join(made_up)})"
         reply = next((c.token_logprobs for c in reversed(calls) if c.token_logprobs is not None), None)
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
-        signals = answer_signals(answers, evidence, support, reply)
+        fit = self._pattern_fit(question if claim is None else claim.asked, evidence, topics, read)
+        signals = answer_signals(answers, evidence, support, reply, fit)
         answers = supported_first(answers, support)
         sure = confidences(self.confidence_weights(), signals)
         if kind == "count":  # the members the model listed become their number
@@ -200,6 +201,24 @@ class Method(ABC):
         extra = {"token_check": token_check} if token_check is not None else {}
         gen = self.llm.run_prompt(prompt, grammar=grammar, **values, **extra)
         return gen.text, parse_tags(gen.text, prompt.tags)
+
+    @cached_property
+    def _fit_scorer(self) -> Any:
+        from kgrag.methods.pattern_fit import zero_shot_scorer
+
+        return zero_shot_scorer(self.kg, self.embedder)  # an embedder object given to the method (tests: static)
+
+    def _pattern_fit(
+        self, question: str, evidence: Sequence[Evidence], topics: Sequence[str], answers: Sequence[str]
+    ) -> dict[str, float]:
+        """Each answer's ``fit`` (:mod:`kgrag.methods.pattern_fit`), from the entities its support may start
+        from; empty for a method that does not read the KG."""
+        from kgrag.methods.pattern_fit import pattern_fit
+
+        if not self.reads_kg or not answers:
+            return {}
+        starts = question_entities(self.kg, question, evidence, topics)
+        return pattern_fit(self._fit_scorer, question, starts, answers)
 
     @cached_property
     def text_embedder(self) -> Embedder:

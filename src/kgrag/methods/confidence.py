@@ -16,7 +16,10 @@ one ``abstain`` threshold:
   step (1 when the model wrote its own first choice, less where the sampler steered it); ``llm_entropy``: how spread
   the model's distribution was over those steps. All where the backend reports token log-probabilities (local
   llama.cpp models) and the answer is written in the reply; ``llm_known`` says whether it was (a cached reply
-  from before they were kept, or an endpoint that does not give them, leaves them at 0).
+  from before they were kept, or an endpoint that does not give them, leaves them at 0);
+- ``fit``: whether the relation path to it reads as the question (1: the question's best reading by FRAG's
+  zero-shot pattern scorer reaches it; :mod:`.pattern_fit`); ``fit_known`` says whether it could be read (the
+  question has an entity in the KG with relations to follow).
 
 The probability is a logistic function of these with one weight vector per method, fitted on dev questions of
 several KGs (``benchmarks/confidence_fit.py`` writes ``confidence.json`` next to this module, with what it was
@@ -54,6 +57,8 @@ SIGNALS = (
     "llm_ratio",
     "llm_entropy",
     "llm_known",
+    "fit",
+    "fit_known",
 )
 WEIGHTS_FILE = Path(__file__).with_name("confidence.json")
 
@@ -63,9 +68,12 @@ def answer_signals(
     evidence: Sequence[Evidence],
     support: dict[str, list[int]],
     token_logprobs: Sequence[TokenLogprob] | None = None,
+    fit: dict[str, float] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Per answer, the signals of the module docstring (each scaled to about 0–1, so weights compare);
-    ``token_logprobs`` are those of the reply the answers were read from."""
+    ``token_logprobs`` are those of the reply the answers were read from, ``fit`` maps answers to their
+    :func:`~kgrag.methods.pattern_fit.pattern_fit` (empty or None: not read)."""
+    fit = fit or {}
     written = written_probabilities(answers, token_logprobs or [])
     keys = [{normalize(name) for name in ev.entities} for ev in evidence]
     options = len(set().union(*keys)) if keys else 0
@@ -84,6 +92,8 @@ def answer_signals(
             "options": math.log1p(options) / math.log1p(200),
             **written.get(answer, dict.fromkeys(("llm", "llm_ratio", "llm_entropy"), 0.0)),
             "llm_known": float(answer in written),
+            "fit": fit.get(answer, 0.0),
+            "fit_known": float(answer in fit),
         }
     return out
 
