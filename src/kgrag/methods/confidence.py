@@ -17,9 +17,10 @@ one ``abstain`` threshold:
   the model's distribution was over those steps. All where the backend reports token log-probabilities (local
   llama.cpp models) and the answer is written in the reply; ``llm_known`` says whether it was (a cached reply
   from before they were kept, or an endpoint that does not give them, leaves them at 0);
-- ``fit``: whether the relation path to it reads as the question (1: the question's best reading by FRAG's
-  zero-shot pattern scorer reaches it; :mod:`.pattern_fit`); ``fit_known`` says whether it could be read (the
-  question has an entity in the KG with relations to follow).
+- ``misfit``: how far the relation path to it is from what the question asks, ``1 - fit`` of :mod:`.pattern_fit`
+  (0: the question's best reading by FRAG's zero-shot pattern scorer reaches it; 1: no reading near the best
+  does). 0 where it cannot be read (no entity of the question with relations to follow, a Cypher row, the
+  no-KG baseline): a signal that is absent says nothing against the answer.
 
 The probability is a logistic function of these with one weight vector per method, fitted on dev questions of
 several KGs (``benchmarks/confidence_fit.py`` writes ``confidence.json`` next to this module, with what it was
@@ -57,8 +58,7 @@ SIGNALS = (
     "llm_ratio",
     "llm_entropy",
     "llm_known",
-    "fit",
-    "fit_known",
+    "misfit",
 )
 WEIGHTS_FILE = Path(__file__).with_name("confidence.json")
 
@@ -92,8 +92,7 @@ def answer_signals(
             "options": math.log1p(options) / math.log1p(200),
             **written.get(answer, dict.fromkeys(("llm", "llm_ratio", "llm_entropy"), 0.0)),
             "llm_known": float(answer in written),
-            "fit": fit.get(answer, 0.0),
-            "fit_known": float(answer in fit),
+            "misfit": round(1.0 - fit[answer], 4) if answer in fit else 0.0,
         }
     return out
 
