@@ -48,6 +48,9 @@ class MethodConfig(BaseModel):
     # answers whose confidence (kgrag.methods.confidence) is below this are dropped; with none left the method
     # abstains and says why. None: keep every answer (the echo and unknown-entity rules hold either way)
     abstain: Annotated[float | None, ClientRange(0, 1)] = None
+    # order the answers by how well the relation path to each reads as the question (kgrag.methods.pattern_fit:
+    # the question's best reading by FRAG's zero-shot scorer first), after support; False: the model's order
+    fit_first: bool = False
 
 
 _step_listener: ContextVar[Callable[[Step], None] | None] = ContextVar("kgrag_step_listener", default=None)
@@ -160,7 +163,7 @@ class Method(ABC):
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
         fit = self._pattern_fit(question if claim is None else claim.asked, evidence, topics, read)
         signals = answer_signals(answers, evidence, support, reply, fit)
-        answers = supported_first(answers, support)
+        answers = supported_first(answers, support, fit if self.config.fit_first else None)
         sure = confidences(self.confidence_weights(), signals)
         if kind == "count":  # the members the model listed become their number
             answers, support, sure, member = as_count(answers, support, sure)

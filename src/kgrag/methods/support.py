@@ -111,8 +111,13 @@ def support_text(kg: KnowledgeGraph, chain: Sequence[int]) -> str:
     return "; ".join(verbalize_triples(kg, list(chain)))
 
 
-def supported_first(answers: Sequence[str], support: dict[str, list[int]]) -> list[str]:
-    """``answers`` with the supported ones first (each group in the method's order)."""
+def supported_first(
+    answers: Sequence[str], support: dict[str, list[int]], fit: dict[str, float] | None = None
+) -> list[str]:
+    """``answers`` with the supported ones first, each group in the method's order — or, given ``fit``
+    (:mod:`kgrag.methods.pattern_fit`), those the question's best reading reaches first within each group."""
+    if fit:
+        answers = sorted(answers, key=lambda a: -fit.get(a, 0.0))  # stable: the method's order among equals
     return [a for a in answers if a in support] + [a for a in answers if a not in support]
 
 
