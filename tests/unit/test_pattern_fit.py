@@ -36,3 +36,15 @@ def test_every_answer_of_a_method_carries_fit_in_its_signals(movies_kg, static_e
     assert signals["Michael Mann"]["misfit"] == 0.0 and signals["Al Pacino"]["misfit"] > 0.0
     no_kg = get("llm")(movies_kg, llm=llm).answer("who directed Heat")  # nothing to read it from: no penalty
     assert no_kg.answers and all(s["misfit"] == 0.0 for s in no_kg.signals.values())
+
+
+def test_fit_first_puts_the_answer_the_question_asks_for_first(movies_kg, static_embedder):
+    llm = ScriptedLLM({"default": "<answers>\nAl Pacino\nMichael Mann\n</answers>"})
+    kaping = get("kaping")
+    assert kaping.Config().fit_first  # kaping's default
+    ordered = kaping(movies_kg, llm=llm, embedder=static_embedder).answer("who directed Heat", ["Heat"])
+    assert ordered.answers == ["Michael Mann", "Al Pacino"]
+    as_written = kaping(movies_kg, llm=llm, embedder=static_embedder, fit_first=False).answer(
+        "who directed Heat", ["Heat"]
+    )
+    assert as_written.answers == ["Al Pacino", "Michael Mann"]
