@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cached_property
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -32,6 +32,9 @@ from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
 from kgrag.registry import Registry
 from kgrag.types import Answer, Evidence, Step, Usage
+
+if TYPE_CHECKING:
+    from kgrag.methods.frag import Frag
 
 
 class MethodConfigError(KGRagError, ValueError):
@@ -206,7 +209,8 @@ class Method(ABC):
         return gen.text, parse_tags(gen.text, prompt.tags)
 
     @cached_property
-    def _fit_scorer(self) -> Any:
+    def _fit_scorer(self) -> Frag:
+        """FRAG's zero-shot pattern scorer on this KG, built on first use (:mod:`kgrag.methods.pattern_fit`)."""
         from kgrag.methods.pattern_fit import zero_shot_scorer
 
         return zero_shot_scorer(self.kg, self.embedder)  # an embedder object given to the method (tests: static)
