@@ -18,6 +18,8 @@ Weights for answers given with a trained artefact are fitted under ``METHOD:ARTE
 pattern scorer: ``python benchmarks/confidence_fit.py frag:b5d578a1589e metaqa=RUN/.../results.jsonl
 --held-out metaqa=OTHER_RUN/.../results.jsonl --write``. ``--held-out`` scores rows of another run with the new
 weights and, beside them, the confidence the rows were written with.
+``--zero SIGNAL`` keeps a signal out of the fit (weight 0): ``first`` is 1 for nearly every top answer, so the
+rows cannot say what it is worth (the pooled weights of 2026-12-06 were fitted with ``--zero first``).
 """
 
 from __future__ import annotations
@@ -42,9 +44,15 @@ def load(spec: str) -> tuple[str, list[dict]]:
     return kg, [r for r in rows if "signals" in r and not r.get("error")]
 
 
+ZEROED: set[str] = set()  # --zero: signals the fit may not use (their column is 0, so their weight is 0)
+
+
 def design(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    """Signals as a matrix (a row of zeros where the method gave no answer) and the top answer's correctness."""
-    x = np.array([[float(r["signals"].get(s, 0.0)) for s in SIGNALS] for r in rows]).reshape(len(rows), len(SIGNALS))
+    """Signals as a matrix (a row of zeros where the method gave no answer; 0 in a ``--zero`` signal's column) and
+    the top answer's correctness."""
+    x = np.array([[0.0 if s in ZEROED else float(r["signals"].get(s, 0.0)) for s in SIGNALS] for r in rows]).reshape(
+        len(rows), len(SIGNALS)
+    )
     return x, np.array([float(r["hit@1"]) for r in rows])
 
 
@@ -126,7 +134,16 @@ def main() -> int:
     ap.add_argument("runs", nargs="+", help="KG=results.jsonl")
     ap.add_argument("--write", action="store_true", help="store the fitted weights in the package")
     ap.add_argument("--held-out", action="append", default=[], metavar="KG=results.jsonl", help="rows to score only")
+    ap.add_argument(
+        "--zero",
+        action="append",
+        default=[],
+        choices=SIGNALS,
+        help="a signal the weights may not read, e.g. first: it is 1 for nearly every top answer, so top answers "
+        "cannot say what it is worth and a weight on it would only move the other answers' confidence",
+    )
     args = ap.parse_args()
+    ZEROED.update(args.zero)
     by_kg: dict[str, list[dict]] = {}
     for spec in args.runs:
         kg, rows = load(spec)
@@ -140,6 +157,7 @@ def main() -> int:
     report = {
         "method": args.method,
         "fitted_on": {kg: len(rs) for kg, rs in by_kg.items()},
+        "zeroed": sorted(ZEROED),
         "hit@1": round(float(design(rows)[1].mean()), 4),
         "weights": weights,
         **held_out(by_kg),

@@ -97,3 +97,23 @@ def test_calibration_error_and_risk_coverage_on_known_cases():
     assert summary["threshold_for_hit@1_0.95"] == 0.7 and summary["coverage_at_hit@1_0.95"] == 0.375
     assert summary["risk_coverage"][0] == {"coverage": 1.0, "hit@1": 0.5, "threshold": 0.2}
     assert calibration_summary([{"hit@1": 1.0}]) == {}
+
+
+def test_a_zeroed_signal_gets_no_weight_in_the_fit():
+    from tests.conftest import load_benchmark
+
+    fit_script = load_benchmark("confidence_fit")
+    rng = np.random.default_rng(0)
+    rows = [
+        {"hit@1": float(h), "signals": {"first": float(f), "misfit": float(m)}}
+        for h, f, m in zip(rng.integers(0, 2, 200), rng.integers(0, 2, 200), rng.random(200))
+    ]
+    for row in rows:  # first predicts the answer here, so an unconstrained fit weighs it
+        row["signals"]["first"] = row["hit@1"]
+    first = 1 + confidence.SIGNALS.index("first")
+    assert abs(fit_script.fit(*fit_script.design(rows))[first]) > 0.5
+    fit_script.ZEROED.add("first")
+    try:
+        assert fit_script.fit(*fit_script.design(rows))[first] == 0.0
+    finally:
+        fit_script.ZEROED.clear()
