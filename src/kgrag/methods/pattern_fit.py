@@ -48,10 +48,9 @@ def pattern_fit(scorer: Frag, question: str, starts: Iterable[int], answers: Seq
     if scored is None or not len(scored[1]):
         return {}
     reach, scores = scored
-    wanted = {a: kg.find_entity(a) for a in answers}
     out = dict.fromkeys(answers, 0.0)
     best = float(scores.max())
-    left = {e: a for a, e in wanted.items() if e is not None}
+    left = {e: a for a in answers if (e := kg.find_entity(a)) is not None}  # entity -> the answer naming it
     for k in np.argsort(-scores, kind="stable"):
         gap = best - float(scores[k])
         if gap >= SCALE or not left:
