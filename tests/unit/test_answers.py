@@ -13,7 +13,7 @@ from kgrag.linking.answers import (
     split_listed_names,
 )
 from kgrag.linking.names import NameIndex
-from kgrag.methods.base import ask_for_answers
+from kgrag.methods.answer_call import ask_for_answers
 from kgrag.methods.baselines import LLMOnly
 from kgrag.models.llm.scripted import ScriptedLLM
 

@@ -6,16 +6,8 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated, Literal
 
-from kgrag.methods.base import (
-    GrammarSetting,
-    Method,
-    MethodConfig,
-    Trace,
-    answer_from_facts,
-    ask_for_answers,
-    registry,
-    use_grammar,
-)
+from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
+from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence, run_recorded
 from kgrag.retrieval.triples import rank_triples, triples_as_evidence, whole_facts

@@ -41,14 +41,8 @@ import numpy as np
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
-from kgrag.methods.base import (
-    Method,
-    MethodConfig,
-    Trace,
-    answer_from_facts,
-    ask_for_answers,
-    registry,
-)
+from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
+from kgrag.methods.base import Method, MethodConfig, Trace, registry
 from kgrag.methods.settings import ClientRange, ModelSetting
 from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence

@@ -35,7 +35,8 @@ from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.algorithms.shortest_paths import shortest_paths
 from kgrag.linking.hybrid import HybridLinker
 from kgrag.linking.normalize import normalize
-from kgrag.methods.base import Method, Trace, ask_for_answers, evidence_entities, registry, use_grammar
+from kgrag.methods.answer_call import ask_for_answers, evidence_entities
+from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.byokg.agentic import agentic_traversal
 from kgrag.methods.byokg.artifacts import Artifacts, linker_grammar
 from kgrag.methods.byokg.config import BYOKGAgenticConfig, BYOKGConfig, BYOKGScoringConfig

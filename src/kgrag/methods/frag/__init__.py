@@ -32,15 +32,9 @@ from kgrag.graph.algorithms import Paths, k_hop, personalized_pagerank, shortest
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.answers import by_path_score, follow_to_path_ends, keep_to_best_pattern, name_unnamed_answers
+from kgrag.methods.answer_call import ask_for_answers, evidence_entities
 from kgrag.methods.answer_kind import kind_on
-from kgrag.methods.base import (
-    Method,
-    Trace,
-    ask_for_answers,
-    evidence_entities,
-    registry,
-    use_grammar,
-)
+from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.confidence import artefact_key, fitted
 from kgrag.methods.frag.adapted import adapted_models, adapted_phrasings, adapted_settings, record_of
 from kgrag.methods.frag.alignment import (

@@ -37,14 +37,8 @@ import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.methods.base import (
-    Method,
-    Trace,
-    answer_from_facts,
-    ask_for_answers,
-    registry,
-    use_grammar,
-)
+from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
+from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.ultrag.config import UltragConfig
 from kgrag.methods.ultrag.dsl import (
     Execution,

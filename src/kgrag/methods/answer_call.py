@@ -1,0 +1,136 @@
+"""The answer call: ask the model for answers and read its reply defensively, the same way for every method.
+
+Every method that lets the LLM write (or choose) its answers ends in :func:`ask_for_answers` — kaping's and
+decompose's facts-then-question calls through :func:`answer_from_facts` — so how a reply is read (one answer a
+line, lists on one line split where the KG says so, names recovered from sentences, a reply cut off by its token
+budget) is decided here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from kgrag.methods.base import FactsLayout
+from kgrag.types import Evidence
+
+if TYPE_CHECKING:
+    from kgrag.methods.base import Method
+
+
+def ask_for_answers(
+    method: Method,
+    prompt_name: str,
+    *,
+    kg_names: bool = True,
+    evidence_names: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    choices: Mapping[str, str] | None = None,
+    replies: list[str] | None = None,
+    **values: str,
+) -> list[str]:
+    """Call a prompt that returns ``<answers>`` and read them defensively (one per line).
+
+    ``choices`` (the names the reply may write → the KG names they stand for) holds the reply to them under a
+    grammar (:func:`~kgrag.prompts.gbnf.choice_grammar`): a small model chooses a name it was shown more
+    reliably than it writes one, and every answer then stands on the evidence. What is not one of them (a
+    reply cut off by ``max_tokens`` ends in part of a name) is dropped before the names are read, so a reply
+    that names only the question's own entity still gets the evidence's best other name in its place.
+
+    With ``kg_names`` a line listing several KG entities is split and KG names come first;
+    ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
+    entities) let a sentence or run-together names be read as the names they mention, and put evidence names
+    first (:func:`kgrag.linking.answers.as_kg_answers`). ``replies`` collects the raw reply, for a prompt
+    whose reply says more than its answers (decompose's plan that also answers its first step).
+    """
+    from kgrag.linking.answers import as_kg_answers
+    from kgrag.linking.names import NameIndex
+    from kgrag.methods.answer_kind import COUNT_ITEMS, is_number, kind_on, read_yes_no, with_note
+    from kgrag.prompts.gbnf import choice_grammar
+    from kgrag.prompts.tags import split_items
+
+    kind = kind_on(method.kg, values.get("question", ""))
+    if "question" in values:  # a count or yes/no question gets the note its answer needs
+        values["question"] = with_note(values["question"], kind)
+    if kind == "yes_no" and choices:
+        choices = {"yes": "yes", "no": "no"}
+    if kind == "count" and choices:
+        choices = {k: v for k, v in choices.items() if not is_number(k)}  # members to count, not a number
+    grammar = choice_grammar(choices or {}, max_items=COUNT_ITEMS if kind == "count" else 10)
+    text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
+    if replies is not None:
+        replies.append(text)
+    items = split_items(parsed.get("answers"))
+    if not items and "<" not in text:  # the model ignored the format: take its lines as answers
+        items = split_items(text)
+    if kind == "yes_no":
+        return read_yes_no(items or [text.split("<", 1)[0]])
+    if choices:  # the grammar separates names by lines or "; "
+        items = [
+            part for item in items for part in ([item] if item in choices else item.split("; ")) if part in choices
+        ]
+    names = NameIndex.of(method.kg) if kg_names else None
+    if not items and "<" in text:
+        # "Lucia Ferrari <answers>": the answer written before an empty tag (5 of 2,304 recorded replies); only
+        # lines that are names of the KG count, so a remark before the tags is never an answer
+        items = [x for x in split_items(text.split("<", 1)[0]) if names is not None and names.exact(x)]
+    if names is None or not items:
+        return items
+    return as_kg_answers(items, names, evidence_names, exclude)
+
+
+def answer_from_facts(
+    method: Method,
+    prompt_name: str,
+    question: str,
+    evidence: Sequence[Evidence],
+    exclude: Sequence[str],
+    layout: FactsLayout = "lines",
+    anchors: Sequence[int] = (),
+    choose: bool = False,
+    replies: list[str] | None = None,
+    **values: str,
+) -> list[str]:
+    """Ask a prompt about ``evidence`` shown as ``facts``; answers are read against the evidence's entity
+    names, ``exclude`` (the question's own entities) never standing alone (:func:`ask_for_answers`).
+
+    ``choose``: the reply may only name entities the facts show, under a grammar (:func:`choice_grammar`), so
+    every answer stands on the evidence (:func:`ask_for_answers`); for a model that enforces grammars
+    (:func:`use_grammar`).
+
+    ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line),
+    "grouped_by_object" (and lone facts sharing relation and object on one line too) or "tree" (paths
+    from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
+    reads it from ``facts_intro``."""
+    from kgrag.linking.answers import name_unnamed_answers
+    from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, rooted_tree_text
+    from kgrag.retrieval.triples import facts_text
+
+    if layout == "tree":
+        facts = rooted_tree_text(method.kg, evidence, anchors)
+        arrows = '"A -[r]-> B": A r B; "A <-[r]- B": B r A'
+        intro = f"Facts, as paths from the question's entities ({arrows}).{TREE_LAYOUT}"
+    else:
+        grouped, by_object = layout in ("grouped", "grouped_by_object"), layout == "grouped_by_object"
+        facts = facts_text(evidence, grouped=grouped, by_object=by_object)
+        intro = 'Facts (one per line, "subject relation object"):'
+    answers = ask_for_answers(
+        method,
+        prompt_name,
+        question=question,
+        facts=facts,
+        facts_intro=intro,
+        evidence_names=evidence_entities(evidence),
+        exclude=exclude,
+        choices=answer_options(evidence) if choose else None,
+        replies=replies,
+        **values,
+    )
+    return name_unnamed_answers(answers, [ev.entities for ev in evidence], exclude)
+
+
+def evidence_entities(evidence: Sequence[Evidence], *, ends_only: bool = False) -> list[str]:
+    """Entity names of the evidence in rank order, each once (``ends_only``: the last entity of each item,
+    i.e. where a path leads)."""
+    names = (ev.entities[-1:] if ends_only else ev.entities for ev in evidence)
+    return list(dict.fromkeys(n for group in names for n in group))
