@@ -13,9 +13,10 @@ from kgrag.linking.answers import (
     split_listed_names,
 )
 from kgrag.linking.names import NameIndex
-from kgrag.methods.answer_call import ask_for_answers
+from kgrag.methods.answer_call import ask_for_answers, without_cut_tail
 from kgrag.methods.baselines import LLMOnly
 from kgrag.models.llm.scripted import ScriptedLLM
+from kgrag.prompts import load_prompt
 
 TRIPLES = [
     ("Paris, Texas", "in_language", "English"),
@@ -36,6 +37,13 @@ def test_lists_split_only_into_kg_names():
     assert split_listed_names(["Paris, Texas"], names) == ["Paris, Texas"]
     assert split_listed_names(["Romeo and Juliet"], names) == ["Romeo and Juliet"]
     assert split_listed_names(["red, green, blue"], names) == ["red, green, blue"]  # not KG names: untouched
+    # a list by semicolons keeps a title's own comma (split on every comma, "Paris" and "Texas" would be lost)
+    assert split_listed_names(["Heat; Paris, Texas; Romeo and Juliet"], names) == [
+        "Heat",
+        "Paris, Texas",
+        "Romeo and Juliet",
+    ]
+    assert split_listed_names(["English, German; French"], names) == ["English", "German", "French"]
     assert as_kg_answers(["Al Pacino starred in it", "Al Pacino; Robert De Niro"], names) == [
         "Al Pacino",
         "Robert De Niro",
@@ -187,3 +195,27 @@ def test_an_unnamed_answer_becomes_the_named_entities_its_fact_joins():
     # the fact's near half only: the named node before it, never the question's own entity
     assert name_unnamed_answers(["m.0ydn3r2"], [["Christian Grey", "m.0ydn3r2"]], ["Christian Grey"]) == []
     assert name_unnamed_answers(["Heat", "1995"], paths) == ["Heat", "1995"]  # names and years stay
+
+
+def test_a_reply_cut_off_by_its_token_budget_loses_its_unfinished_last_answer():
+    kg = KnowledgeGraph.from_triples(TRIPLES)
+    budget = load_prompt("llm_answer").max_tokens
+
+    def ask(reply: str, **kw: object) -> list[str]:
+        method = LLMOnly(kg, llm=ScriptedLLM({"default": reply}))
+        return ask_for_answers(method, "llm_answer", question="who starred in Heat", **kw)
+
+    filler = " ".join(["Heat;"] * (budget - 3))
+    # cut inside a name: "Robert De" is no answer (the scripted model, like a real one, stops at max_tokens)
+    assert ask(f"<answers>{filler} Al Pacino; Robert De Niro</answers>") == ["Heat", "Al Pacino"]
+    # the budget ends right after a whole name (here the KG's: this method showed no evidence): it stays
+    assert ask(f"<answers>{filler} Robert De Niro") == ["Heat", "Robert De Niro"]
+    # not cut: the last answer is read as written, KG name or not
+    assert ask("<answers>Heat; Al Pacino; Robert De</answers>", kg_names=False) == ["Heat; Al Pacino; Robert De"]
+
+
+def test_without_cut_tail_drops_only_an_unfinished_last_part():
+    assert without_cut_tail("Heat\nThrough the", lambda part: False) == "Heat"
+    assert without_cut_tail("Heat, Collateral", lambda part: part == "Collateral") == "Heat, Collateral"
+    assert without_cut_tail("Heat\nCollateral</ans", lambda part: False) == "Heat\nCollateral</ans"  # was closing
+    assert without_cut_tail("Through the", lambda part: False) == "Through the"  # one item: read as usual

@@ -18,31 +18,36 @@ from kgrag.linking.normalize import normalize, tokens
 def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
     """Split answer lines like ``"Greek, English and French"`` (a list on one line, against the prompt).
 
-    A line is split on commas, semicolons or bars only when it is not itself an entity name and at least half
-    of its parts are, so a title such as "Paris, Texas" stays whole; a part is split on "and"/"&" only when
-    every piece is an entity name ("Romeo and Juliet" stays whole).
+    A line is split on semicolons or bars, else on commas, only when it is not itself an entity name and at
+    least half of its parts are, so a title such as "Paris, Texas" stays whole; in a line split on semicolons
+    a part that is an entity name keeps its commas ("Joy; He's a Bully, Charlie Brown; Fear": the model listed
+    three titles, one with a comma of its own), another part is split on commas by the same rule. A part is
+    split on "and"/"&" only when every piece is an entity name ("Romeo and Juliet" stays whole).
     """
 
     def known(text: str) -> bool:
         return bool(names.by_key.get(normalize(text)))
 
+    def pieces(part: str) -> list[str]:
+        part = re.sub(r"^(?:and|&)\s+", "", part.strip(), flags=re.I)
+        split = [x.strip() for x in re.split(r"\s+(?:and|&)\s+", part, flags=re.I)]
+        return split if len(split) > 1 and not known(part) and all(map(known, split)) else [part] if part else []
+
+    def listed(text: str, separators: str, inner: Callable[[str], list[str]]) -> list[str]:
+        parts = [q for p in re.split(separators, text) for q in inner(p)]
+        return parts if len(parts) > 1 and 2 * sum(map(known, parts)) >= len(parts) else [text]
+
+    def by_commas(text: str) -> list[str]:
+        return [text.strip()] if known(text) else listed(text, r",", pieces)
+
     out: list[str] = []
     for line in answers:
         if known(line):
             out.append(line)
-            continue
-        parts: list[str] = []
-        for part in (p.strip() for p in re.split(r"[,;|]", line)):
-            part = re.sub(r"^(?:and|&)\s+", "", part, flags=re.I)
-            pieces = [x.strip() for x in re.split(r"\s+(?:and|&)\s+", part, flags=re.I)]
-            if len(pieces) > 1 and not known(part) and all(map(known, pieces)):
-                parts.extend(pieces)
-            elif part:
-                parts.append(part)
-        if len(parts) > 1 and 2 * sum(map(known, parts)) >= len(parts):
-            out.extend(parts)
+        elif re.search(r"[;|]", line):
+            out.extend(listed(line, r"[;|]", by_commas))
         else:
-            out.append(line)
+            out.extend(listed(line, r",", pieces))
     return list(dict.fromkeys(out))
 
 

@@ -8,13 +8,15 @@ budget) is decided here once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kgrag.methods.base import FactsLayout
 from kgrag.types import Evidence
 
 if TYPE_CHECKING:
+    from kgrag.linking.names import NameIndex
     from kgrag.methods.base import Method
 
 
@@ -57,19 +59,22 @@ def ask_for_answers(
     if kind == "count" and choices:
         choices = {k: v for k, v in choices.items() if not is_number(k)}  # members to count, not a number
     grammar = choice_grammar(choices or {}, max_items=COUNT_ITEMS if kind == "count" else 10)
-    text, parsed = method.call_prompt(prompt_name, grammar=grammar, **values)
+    reply = method.prompt_reply(prompt_name, grammar=grammar, **values)
+    text, parsed = reply.text, reply.tags
     if replies is not None:
         replies.append(text)
-    items = split_items(parsed.get("answers"))
-    if not items and "<" not in text:  # the model ignored the format: take its lines as answers
-        items = split_items(text)
+    names = NameIndex.of(method.kg) if kg_names else None
+    whole = _whole_name_test(evidence_names, choices, names)
+    content = parsed.get("answers")
+    if content is None and "<" not in text:  # the model ignored the format: take its lines as answers
+        content = text
+    items = split_items(without_cut_tail(content, whole) if reply.cut and content else content)
     if kind == "yes_no":
         return read_yes_no(items or [text.split("<", 1)[0]])
     if choices:  # the grammar separates names by lines or "; "
         items = [
             part for item in items for part in ([item] if item in choices else item.split("; ")) if part in choices
         ]
-    names = NameIndex.of(method.kg) if kg_names else None
     if not items and "<" in text:
         # "Lucia Ferrari <answers>": the answer written before an empty tag (5 of 2,304 recorded replies); only
         # lines that are names of the KG count, so a remark before the tags is never an answer
@@ -77,6 +82,33 @@ def ask_for_answers(
     if names is None or not items:
         return items
     return as_kg_answers(items, names, evidence_names, exclude)
+
+
+_LAST_ITEM = re.compile(r"[\n;|,]([^\n;|,]*)$")
+
+
+def without_cut_tail(content: str, whole: Callable[[str], bool]) -> str:
+    """``content`` of a reply cut off by its ``max_tokens`` without the part after its last separator (line,
+    ``;``, ``|`` or ``,``) unless ``whole`` says that part is a whole name: the model stopped in the middle of
+    it ("…, Through the" for "Through the Wormhole"; 96 of 96 tokens), and the fragment is no answer. A reply
+    that is one item is left to the usual reading."""
+    m = _LAST_ITEM.search(content)
+    if m is None or "<" in m.group(1) or whole(m.group(1).strip()):  # "<": it had begun its closing tag
+        return content
+    return content[: m.start()]
+
+
+def _whole_name_test(
+    evidence_names: Sequence[str], choices: Mapping[str, str] | None, names: NameIndex | None
+) -> Callable[[str], bool]:
+    """Whether a cut reply's last part is a whole name: one the evidence shows or the grammar offers; with
+    neither (a method that showed no evidence), a KG entity's name."""
+    from kgrag.linking.normalize import normalize
+
+    shown = {normalize(n) for n in [*evidence_names, *(choices or {})]}
+    if shown:
+        return lambda part: normalize(part) in shown
+    return lambda part: names is not None and bool(names.exact(part))
 
 
 def answer_from_facts(

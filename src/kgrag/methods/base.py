@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -35,6 +35,15 @@ from kgrag.types import Answer, Evidence, Step, Usage
 
 if TYPE_CHECKING:
     from kgrag.methods.frag import Frag
+
+
+class PromptReply(NamedTuple):
+    """A prompt call's reply: its text, the tags the prompt declares, and whether it was cut off (it used all of
+    the prompt's ``max_tokens``, so its last line may be part of a name)."""
+
+    text: str
+    tags: dict[str, str | None]
+    cut: bool
 
 
 class MethodConfigError(KGRagError, ValueError):
@@ -198,6 +207,13 @@ class Method(ABC):
         """Render prompt file ``prompt_name``, call the LLM with the prompt's decoding settings (and an optional
         GBNF ``grammar`` and ``token_check``), and parse the tags the prompt declares. Returns (raw text, {tag:
         content or None})."""
+        reply = self.prompt_reply(prompt_name, grammar=grammar, token_check=token_check, **values)
+        return reply.text, reply.tags
+
+    def prompt_reply(
+        self, prompt_name: str, *, grammar: str | None = None, token_check: str | None = None, **values: Any
+    ) -> PromptReply:
+        """:meth:`call_prompt`'s call, with whether the reply ran into the prompt's ``max_tokens``."""
         from kgrag.prompts import load_prompt
         from kgrag.prompts.tags import parse_tags
 
@@ -206,7 +222,7 @@ class Method(ABC):
         prompt = load_prompt(prompt_name)
         extra = {"token_check": token_check} if token_check is not None else {}
         gen = self.llm.run_prompt(prompt, grammar=grammar, **values, **extra)
-        return gen.text, parse_tags(gen.text, prompt.tags)
+        return PromptReply(gen.text, parse_tags(gen.text, prompt.tags), gen.completion_tokens >= prompt.max_tokens)
 
     @cached_property
     def _fit_scorer(self) -> Frag:

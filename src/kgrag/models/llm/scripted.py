@@ -82,4 +82,7 @@ class ScriptedLLM(LLM):
                 raise LLMError(f"scripted LLM has no response for prompt {self._current_name!r}: {last[:80]!r}")
             text = self.default
         prompt_tokens = sum(len(m["content"].split()) for m in messages)
-        return Generation(text, prompt_tokens, len(text.split()))
+        words = list(re.finditer(r"\S+", text))  # a word a token; a reply past max_tokens is cut, as a model's is
+        if len(words) > params.max_tokens:
+            text = text[: words[params.max_tokens - 1].end()]
+        return Generation(text, prompt_tokens, min(len(words), params.max_tokens))
