@@ -17,7 +17,7 @@ from kgrag.types import Evidence
 
 if TYPE_CHECKING:
     from kgrag.linking.names import NameIndex
-    from kgrag.methods.base import Method
+    from kgrag.methods.base import Method, PromptReply
 
 
 def ask_for_answers(
@@ -60,15 +60,11 @@ def ask_for_answers(
         choices = {k: v for k, v in choices.items() if not is_number(k)}  # members to count, not a number
     grammar = choice_grammar(choices or {}, max_items=COUNT_ITEMS if kind == "count" else 10)
     reply = method.prompt_reply(prompt_name, grammar=grammar, **values)
-    text, parsed = reply.text, reply.tags
+    text = reply.text
     if replies is not None:
         replies.append(text)
     names = NameIndex.of(method.kg) if kg_names else None
-    whole = _whole_name_test(evidence_names, choices, names)
-    content = parsed.get("answers")
-    if content is None and "<" not in text:  # the model ignored the format: take its lines as answers
-        content = text
-    items = split_items(without_cut_tail(content, whole) if reply.cut and content else content)
+    items = _answer_lines(reply, _whole_name_test(evidence_names, choices, names))
     if kind == "yes_no":
         return read_yes_no(items or [text.split("<", 1)[0]])
     if choices:  # the grammar separates names by lines or "; "
@@ -82,6 +78,17 @@ def ask_for_answers(
     if names is None or not items:
         return items
     return as_kg_answers(items, names, evidence_names, exclude)
+
+
+def _answer_lines(reply: PromptReply, whole: Callable[[str], bool]) -> list[str]:
+    """The reply's answers, one a line: its ``<answers>``, or its lines where it ignored the format; a cut-off
+    reply's unfinished last part dropped (:func:`without_cut_tail`)."""
+    from kgrag.prompts.tags import split_items
+
+    content = reply.tags.get("answers")
+    if content is None and "<" not in reply.text:  # the model ignored the format: take its lines as answers
+        content = reply.text
+    return split_items(without_cut_tail(content, whole) if reply.cut and content else content)
 
 
 _LAST_ITEM = re.compile(r"[\n;|,]([^\n;|,]*)$")
