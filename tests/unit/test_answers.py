@@ -44,6 +44,7 @@ def test_lists_split_only_into_kg_names():
         "Romeo and Juliet",
     ]
     assert split_listed_names(["English, German; French"], names) == ["English", "German", "French"]
+    assert split_listed_names(["Heat, Paris, Texas, English"], names) == ["Heat", "Paris, Texas", "English"]
     assert as_kg_answers(["Al Pacino starred in it", "Al Pacino; Robert De Niro"], names) == [
         "Al Pacino",
         "Robert De Niro",

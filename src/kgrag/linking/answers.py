@@ -21,8 +21,10 @@ def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
     A line is split on semicolons or bars, else on commas, only when it is not itself an entity name and at
     least half of its parts are, so a title such as "Paris, Texas" stays whole; in a line split on semicolons
     a part that is an entity name keeps its commas ("Joy; He's a Bully, Charlie Brown; Fear": the model listed
-    three titles, one with a comma of its own), another part is split on commas by the same rule. A part is
-    split on "and"/"&" only when every piece is an entity name ("Romeo and Juliet" stays whole).
+    three titles, one with a comma of its own), another part is split on commas by the same rule. Neighbours
+    in a list by commas that together make an entity's name are read as that name ("Heat, Good Morning, Miss
+    Dove" is two films). A part is split on "and"/"&" only when every piece is an entity name ("Romeo and
+    Juliet" stays whole).
     """
 
     def known(text: str) -> bool:
@@ -33,21 +35,30 @@ def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
         split = [x.strip() for x in re.split(r"\s+(?:and|&)\s+", part, flags=re.I)]
         return split if len(split) > 1 and not known(part) and all(map(known, split)) else [part] if part else []
 
-    def listed(text: str, separators: str, inner: Callable[[str], list[str]]) -> list[str]:
-        parts = [q for p in re.split(separators, text) for q in inner(p)]
+    def rejoined(text: str) -> list[str]:
+        """``text``'s comma-separated parts, neighbours that together make an entity's name joined again."""
+        raw, out, i = [p.strip() for p in text.split(",")], [], 0
+        while i < len(raw):
+            j = next((j for j in range(min(len(raw), i + 4), i + 1, -1) if known(", ".join(raw[i:j]))), i + 1)
+            out.append(", ".join(raw[i:j]))
+            i = j
+        return out
+
+    def listed(text: str, parts: list[str], inner: Callable[[str], list[str]]) -> list[str]:
+        parts = [q for p in parts for q in inner(p)]
         return parts if len(parts) > 1 and 2 * sum(map(known, parts)) >= len(parts) else [text]
 
     def by_commas(text: str) -> list[str]:
-        return [text.strip()] if known(text) else listed(text, r",", pieces)
+        return [text.strip()] if known(text) else listed(text, rejoined(text), pieces)
 
     out: list[str] = []
     for line in answers:
         if known(line):
             out.append(line)
         elif re.search(r"[;|]", line):
-            out.extend(listed(line, r"[;|]", by_commas))
+            out.extend(listed(line, re.split(r"[;|]", line), by_commas))
         else:
-            out.extend(listed(line, r",", pieces))
+            out.extend(by_commas(line))
     return list(dict.fromkeys(out))
 
 
