@@ -49,7 +49,8 @@ def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
         return parts if len(parts) > 1 and 2 * sum(map(known, parts)) >= len(parts) else [text]
 
     def by_commas(text: str) -> list[str]:
-        return [text.strip()] if known(text) else listed(text, rejoined(text), pieces)
+        text = text.strip()
+        return [text] if known(text) else listed(text, rejoined(text), pieces)
 
     out: list[str] = []
     for line in answers:
