@@ -512,3 +512,17 @@ def test_the_fallback_is_built_once_with_its_own_defaults(movies_kg):
     other = method._fallback_method("kaping")
     assert other is method._fallback_method("kaping")
     assert other.config == type(other.config)()  # nothing of ULTRAG's settings (or any KG's tuning) passed on
+
+
+def test_an_answer_chosen_past_the_explained_candidates_brings_its_path(movies_kg):
+    """The arbitrator sees ``top_answers`` candidates and the evidence explains the ``explain_answers`` best;
+    one it picks further down brings its own supporting path, so it is not left without support."""
+    query = {"prompt": "ultrag_query", "response": '"Michael Mann" -> directed_by_inv -> starred_actors'}
+    question = "which actors starred in films directed by Michael Mann"
+    best = Ultrag(movies_kg, llm=_llm(query, default="<answers>\nnone\n</answers>"), explain_answers=1)
+    explained = {n for ev in best.answer(question).evidence for n in ev.entities}  # the best candidate's path
+    actor = next(a for a in ("Al Pacino", "Robert De Niro", "Russell Crowe") if a not in explained)
+    llm = _llm(query, default=f"<answers>\n{actor}\n</answers>")
+    ans = Ultrag(movies_kg, llm=llm, explain_answers=1).answer(question)
+    assert ans.answers == [actor] and ans.grounded and ans.support[actor]
+    assert explained < {name for ev in ans.evidence for name in ev.entities}

@@ -277,13 +277,18 @@ class Ultrag(Method):
                 passed |= x > 0
         return named_candidates(self.kg, ids, scores, exclude=passed, limit=k)
 
-    def evidence_for(self, query: Query, execution: Execution) -> list[Evidence]:
-        """Supporting triples of the ``explain_answers`` best candidates (each triple once, best first); a
-        candidate reached past an unnamed node brings that node's support and the triple that reached it."""
+    def evidence_for(self, query: Query, execution: Execution, chosen: Sequence[str] = ()) -> list[Evidence]:
+        """Supporting triples of the ``explain_answers`` best candidates and of the ``chosen`` answers among the
+        rest (the arbitrator sees ``top_answers`` and may pick one further down: its path is shown too), each
+        triple once, best first; a candidate reached past an unnamed node brings that node's support and the
+        triple that reached it."""
         tids: list[int] = []
         tscore: list[float] = []
         unsupported: list[Evidence] = []
-        for cand in self.candidates(query, execution, self.config.explain_answers):
+        cfg = self.config
+        offered = self.candidates(query, execution, max(cfg.explain_answers, cfg.top_answers if chosen else 0))
+        picked = {self.kg.find_entity(name) for name in chosen}
+        for cand in [c for i, c in enumerate(offered) if i < cfg.explain_answers or c.entity in picked]:
             reached = cand.entity if cand.via is None else _other_end(self.kg, cand.via, cand.entity)
             found = supporting_triples(self.kg, query, execution, reached, mask=execution.mask)
             if cand.via is not None:
@@ -405,7 +410,7 @@ class Ultrag(Method):
                 choices={n: n for n in names} if use_grammar(self.config.choose_answers, self.llm) else None,
             )
             step.outputs["answers"] = answers
-        return answers, self.evidence_for(query, execution)
+        return answers, self.evidence_for(query, execution, answers)
 
 
 def _other_end(kg: KnowledgeGraph, tid: int, entity: int) -> int:
