@@ -220,3 +220,10 @@ def test_without_cut_tail_drops_only_an_unfinished_last_part():
     assert without_cut_tail("Heat, Collateral", lambda part: part == "Collateral") == "Heat, Collateral"
     assert without_cut_tail("Heat\nCollateral</ans", lambda part: False) == "Heat\nCollateral</ans"  # was closing
     assert without_cut_tail("Through the", lambda part: False) == "Through the"  # one item: read as usual
+    # a comma may be a name's own: parts before a cut after a comma go until the text ends in a whole name...
+    darwin = "The Correspondence of Charles Darwin, Volume 2"
+    shown = {darwin, "Heat"}.__contains__
+    assert without_cut_tail(f"{darwin}, The Correspondence of Charles Darwin, Vol", shown) == darwin
+    assert without_cut_tail("Heat, Collateral, Thie", shown) == "Heat"
+    # ...or the part is the first of its line
+    assert without_cut_tail("Heat\nCollateral, Thie", shown) == "Heat\nCollateral"

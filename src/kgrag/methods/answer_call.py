@@ -97,12 +97,26 @@ _LAST_ITEM = re.compile(r"[\n;|,]([^\n;|,]*)$")
 def without_cut_tail(content: str, whole: Callable[[str], bool]) -> str:
     """``content`` of a reply cut off by its ``max_tokens`` without the part after its last separator (line,
     ``;``, ``|`` or ``,``) unless ``whole`` says that part is a whole name: the model stopped in the middle of
-    it ("…, Through the" for "Through the Wormhole"; 96 of 96 tokens), and the fragment is no answer. A reply
-    that is one item is left to the usual reading."""
+    it ("…, Through the" for "Through the Wormhole"; 96 of 96 tokens), and the fragment is no answer. A comma
+    may be a name's own ("…, The Correspondence of Charles Darwin, Vol"), so after a comma the parts before it
+    go too until the text ends in a whole name (up to four parts joined by commas) or one is the first of its
+    line (or of its part between ``;`` or ``|``). A reply that is one item is left to the usual reading."""
     m = _LAST_ITEM.search(content)
     if m is None or "<" in m.group(1) or whole(m.group(1).strip()):  # "<": it had begun its closing tag
         return content
-    return content[: m.start()]
+    while True:
+        content = content[: m.start()]
+        if m.group(0)[0] != "," or _ends_whole(content, whole):
+            return content
+        m = _LAST_ITEM.search(content)
+        if m is None or m.group(0)[0] != ",":  # the first part of its line stays
+            return content
+
+
+def _ends_whole(content: str, whole: Callable[[str], bool]) -> bool:
+    """Whether ``content`` ends in a whole name: its last one to four comma-separated parts, joined."""
+    parts = [p.strip() for p in re.split(r"[\n;|]", content)[-1].split(",")]
+    return any(whole(", ".join(parts[-k:])) for k in range(1, min(4, len(parts)) + 1))
 
 
 def _whole_name_test(
