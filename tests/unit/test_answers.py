@@ -227,3 +227,5 @@ def test_without_cut_tail_drops_only_an_unfinished_last_part():
     assert without_cut_tail("Heat, Collateral, Thie", shown) == "Heat"
     # ...or the part is the first of its line
     assert without_cut_tail("Heat\nCollateral, Thie", shown) == "Heat\nCollateral"
+    # a list by semicolons: its last answer is all that follows the last one, commas and all
+    assert without_cut_tail("Heat; The Correspondence of Charles Darwin, Volume 4: 1847-184", shown) == "Heat"

@@ -8,7 +8,6 @@ budget) is decided here once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -91,31 +90,33 @@ def _answer_lines(reply: PromptReply, whole: Callable[[str], bool]) -> list[str]
     return split_items(without_cut_tail(content, whole) if reply.cut and content else content)
 
 
-_LAST_ITEM = re.compile(r"[\n;|,]([^\n;|,]*)$")
-
-
 def without_cut_tail(content: str, whole: Callable[[str], bool]) -> str:
-    """``content`` of a reply cut off by its ``max_tokens`` without the part after its last separator (line,
-    ``;``, ``|`` or ``,``) unless ``whole`` says that part is a whole name: the model stopped in the middle of
-    it ("…, Through the" for "Through the Wormhole"; 96 of 96 tokens), and the fragment is no answer. A comma
-    may be a name's own ("…, The Correspondence of Charles Darwin, Vol"), so after a comma the parts before it
-    go too until the text ends in a whole name (up to four parts joined by commas) or one is the first of its
-    line (or of its part between ``;`` or ``|``). A reply that is one item is left to the usual reading."""
-    m = _LAST_ITEM.search(content)
-    if m is None or "<" in m.group(1) or whole(m.group(1).strip()):  # "<": it had begun its closing tag
+    """``content`` of a reply cut off by its ``max_tokens`` without its last answer, unless ``whole`` says that
+    answer is a whole name: the model stopped in the middle of it ("…, Through the" for "Through the Wormhole";
+    96 of 96 tokens), and the fragment is no answer. The last answer is what follows the last line's last ``;``
+    or ``|`` (a comma inside it is the name's own: "…; The Correspondence of Charles Darwin, Volume 4: 1847-184"),
+    else its last comma — and as a comma may be a name's own, the parts before it go too until the text ends in
+    a whole name or a part begins its line —, else the last line. A reply that is one item is left as it is."""
+    start = content.rfind("\n") + 1
+    line = content[start:]
+    strong = max(line.rfind(";"), line.rfind("|"))
+    comma = line.rfind(",")
+    cut = start + strong if strong >= 0 else start + comma if comma >= 0 else start - 1
+    tail = content[cut + 1 :]
+    if cut < 0 or "<" in tail or whole(tail.strip()):  # "<": it had begun its closing tag
         return content
-    while True:
-        content = content[: m.start()]
-        if m.group(0)[0] != "," or _ends_whole(content, whole):
-            return content
-        m = _LAST_ITEM.search(content)
-        if m is None or m.group(0)[0] != ",":  # the first part of its line stays
-            return content
+    kept = content[:cut]
+    while strong < 0 <= comma and not _ends_whole(kept, whole):
+        comma = kept.rfind(",")
+        if comma < start:  # the first part of its line stays
+            break
+        kept = kept[:comma]
+    return kept
 
 
 def _ends_whole(content: str, whole: Callable[[str], bool]) -> bool:
     """Whether ``content`` ends in a whole name: its last one to four comma-separated parts, joined."""
-    parts = [p.strip() for p in re.split(r"[\n;|]", content)[-1].split(",")]
+    parts = [p.strip() for p in content[content.rfind("\n") + 1 :].split(",")]
     return any(whole(", ".join(parts[-k:])) for k in range(1, min(4, len(parts)) + 1))
 
 
