@@ -42,7 +42,8 @@ def ask_for_answers(
     ``evidence_names`` (the entities of the evidence shown, best first) and ``exclude`` (the question's own
     entities) let a sentence or run-together names be read as the names they mention, and put evidence names
     first (:func:`kgrag.linking.answers.as_kg_answers`). ``replies`` collects the raw reply, for a prompt
-    whose reply says more than its answers (decompose's plan that also answers its first step).
+    whose reply says more than its answers (decompose's plan that also answers its first step). A reply that
+    ran into the prompt's ``max_tokens`` loses its unfinished last answer (:func:`without_cut_tail`).
     """
     from kgrag.linking.answers import as_kg_answers
     from kgrag.linking.names import NameIndex
