@@ -277,16 +277,19 @@ class Ultrag(Method):
                 passed |= x > 0
         return named_candidates(self.kg, ids, scores, exclude=passed, limit=k)
 
-    def evidence_for(self, query: Query, execution: Execution, chosen: Sequence[str] = ()) -> list[Evidence]:
+    def evidence_for(
+        self, query: Query, execution: Execution, chosen: Sequence[str] = (), offered: list[Candidate] | None = None
+    ) -> list[Evidence]:
         """Supporting triples of the ``explain_answers`` best candidates and of the ``chosen`` answers among the
-        rest (the arbitrator sees ``top_answers`` and may pick one further down: its path is shown too), each
-        triple once, best first; a candidate reached past an unnamed node brings that node's support and the
-        triple that reached it."""
+        rest (the arbitrator sees ``top_answers`` — ``offered``, when the caller has them — and may pick one
+        further down: its path is shown too), each triple once, best first; a candidate reached past an unnamed
+        node brings that node's support and the triple that reached it."""
         tids: list[int] = []
         tscore: list[float] = []
         unsupported: list[Evidence] = []
         cfg = self.config
-        offered = self.candidates(query, execution, max(cfg.explain_answers, cfg.top_answers if chosen else 0))
+        if not chosen or offered is None:
+            offered = self.candidates(query, execution, max(cfg.explain_answers, cfg.top_answers if chosen else 0))
         picked = {self.kg.find_entity(name) for name in chosen}
         for cand in [c for i, c in enumerate(offered) if i < cfg.explain_answers or c.entity in picked]:
             reached = cand.entity if cand.via is None else _other_end(self.kg, cand.via, cand.entity)
@@ -410,7 +413,7 @@ class Ultrag(Method):
                 choices={n: n for n in names} if use_grammar(self.config.choose_answers, self.llm) else None,
             )
             step.outputs["answers"] = answers
-        return answers, self.evidence_for(query, execution, answers)
+        return answers, self.evidence_for(query, execution, answers, offered)
 
 
 def _other_end(kg: KnowledgeGraph, tid: int, entity: int) -> int:
