@@ -64,7 +64,7 @@ def ask_for_answers(
     if replies is not None:
         replies.append(text)
     names = NameIndex.of(method.kg) if kg_names else None
-    items = _answer_lines(reply, _whole_name_test(evidence_names, choices, names))
+    items = _answer_lines(reply, lambda: _whole_name_test(evidence_names, choices, names))
     if kind == "yes_no":
         return read_yes_no(items or [text.split("<", 1)[0]])
     if choices:  # the grammar separates names by lines or "; "
@@ -80,15 +80,15 @@ def ask_for_answers(
     return as_kg_answers(items, names, evidence_names, exclude)
 
 
-def _answer_lines(reply: PromptReply, whole: Callable[[str], bool]) -> list[str]:
+def _answer_lines(reply: PromptReply, whole: Callable[[], Callable[[str], bool]]) -> list[str]:
     """The reply's answers, one a line: its ``<answers>``, or its lines where it ignored the format; a cut-off
-    reply's unfinished last part dropped (:func:`without_cut_tail`)."""
+    reply's unfinished last part dropped (:func:`without_cut_tail`; ``whole`` makes its name test, only then)."""
     from kgrag.prompts.tags import split_items
 
     content = reply.tags.get("answers")
     if content is None and "<" not in reply.text:  # the model ignored the format: take its lines as answers
         content = reply.text
-    return split_items(without_cut_tail(content, whole) if reply.cut and content else content)
+    return split_items(without_cut_tail(content, whole()) if reply.cut and content else content)
 
 
 def without_cut_tail(content: str, whole: Callable[[str], bool]) -> str:
