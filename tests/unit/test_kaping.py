@@ -169,6 +169,35 @@ def test_grouped_facts_share_a_line_per_subject_and_relation():
     assert facts_text([], grouped=True) == "(no facts found)"
 
 
+def test_grouped_facts_fold_unnamed_nodes_into_one_fact_through_them():
+    """A Freebase CVT's facts read as one fact through ``·``: twenty nodes saying the same thing say it once, a
+    node with two facts beyond it is one line, one reached from nothing named keeps ``·`` as its subject, one that
+    leads nowhere is left out; without ``fold_unnamed`` the identifiers are shown as before."""
+    from kgrag.retrieval.triples import facts_text, triples_as_evidence
+
+    triples = [("Germany", "finance.currency.countries_used", "Euro")]
+    for k in range(3):  # yearly GDP records, each behind its own unnamed node
+        triples += [("Germany", "location.statistical_region.gdp_nominal", f"m.0j6rx{k}r")]
+        triples += [(f"m.0j6rx{k}r", "measurement_unit.dated_money_value.currency", "United States Dollar")]
+    triples += [
+        ("Jamaica", "government.governmental_jurisdiction.governing_officials", "m.0cr320w"),
+        ("m.0cr320w", "government.government_position_held.office_holder", "Portia Simpson-Miller"),
+        ("m.0cr320w", "government.government_position_held.basic_title", "Prime Minister"),
+        ("m.0b0t1z", "government.government_position_held.office_holder", "Andrew Holness"),
+        ("Germany", "location.statistical_region.gdp_real", "m.0hnxrh6"),
+    ]
+    kg = KnowledgeGraph.from_triples(triples)
+    evidence = triples_as_evidence(kg, np.arange(len(triples)))
+    assert facts_text(evidence, grouped=True, fold_unnamed=True).splitlines() == [
+        "1. Germany countries used Euro",
+        "2. Germany gdp nominal · currency United States Dollar",
+        "3. Jamaica governing officials · (office holder Portia Simpson-Miller, basic title Prime Minister)",
+        "4. · office holder Andrew Holness",
+    ]
+    unfolded = facts_text(evidence, grouped=True)
+    assert "m.0j6rx0r currency United States Dollar" in unfolded and "gdp real m.0hnxrh6" in unfolded
+
+
 def test_grouped_facts_share_a_line_per_relation_and_object_when_alone_on_theirs():
     """Siblings at a subject's end (people of one nationality) are written once with their subjects; a fact that
     already shares its line with other objects stays there. Asked for only (kaping's "grouped_by_object")."""

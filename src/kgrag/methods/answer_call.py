@@ -141,6 +141,7 @@ def answer_from_facts(
     evidence: Sequence[Evidence],
     exclude: Sequence[str],
     layout: FactsLayout = "lines",
+    fold_unnamed: bool = False,
     anchors: Sequence[int] = (),
     choose: bool = False,
     replies: list[str] | None = None,
@@ -155,8 +156,9 @@ def answer_from_facts(
 
     ``layout``: "lines" (a numbered fact a line), "grouped" (facts sharing subject and relation on one line),
     "grouped_by_object" (and lone facts sharing relation and object on one line too) or "tree" (paths
-    from ``anchors``, the topic entities, each shared prefix once). A prompt that names the layout
-    reads it from ``facts_intro``."""
+    from ``anchors``, the topic entities, each shared prefix once); ``fold_unnamed``: grouped facts through an
+    unnamed node read as one (:func:`~kgrag.retrieval.triples.facts_text`). A prompt that names the layout reads
+    it from ``facts_intro``."""
     from kgrag.linking.answers import name_unnamed_answers
     from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, rooted_tree_text
     from kgrag.retrieval.triples import facts_text
@@ -167,7 +169,7 @@ def answer_from_facts(
         intro = f"Facts, as paths from the question's entities ({arrows}).{TREE_LAYOUT}"
     else:
         grouped, by_object = layout in ("grouped", "grouped_by_object"), layout == "grouped_by_object"
-        facts = facts_text(evidence, grouped=grouped, by_object=by_object)
+        facts = facts_text(evidence, grouped=grouped, by_object=by_object, fold_unnamed=fold_unnamed)
         intro = 'Facts (one per line, "subject relation object"):'
     answers = ask_for_answers(
         method,

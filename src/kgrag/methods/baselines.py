@@ -82,6 +82,10 @@ class KapingConfig(MethodConfig):
     # (+5 / -0), WebQSP proxy first 100 0.69 -> 0.70 (+1 / -0), university / family / catalogue 0.73 / 0.87 /
     # 0.87 -> 0.87 / 0.87 / 0.87 (+2 / -0), software / pharmacy unchanged (benchmarks/results/fit_first.json)
     fit_first: bool = True
+    # the "grouped" facts of an unnamed intermediate node (a Freebase CVT such as a yearly GDP record) written as
+    # one fact through it, "Germany gdp nominal · currency United States Dollar", the same line once however many
+    # nodes say it (retrieval.triples.facts_text); KGs without unnamed nodes read the same prompt either way
+    fold_unnamed: bool = False
     embedder: ModelSetting = "minilm"
 
 
@@ -130,6 +134,7 @@ class Kaping(Method):
                 evidence,
                 exclude,
                 layout=cfg.evidence_format,
+                fold_unnamed=cfg.fold_unnamed,
                 anchors=topics,
                 choose=use_grammar(cfg.choose_answers, self.llm),
             )

@@ -9,11 +9,12 @@ the question, with triple vectors cached per KG (a triple is never embedded twic
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from kgrag.graph.algorithms.neighbourhood import k_hop
-from kgrag.graph.identifiers import unnamed_entities
+from kgrag.graph.identifiers import looks_like_identifier, unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize, short_relation_names, verbalize_triples
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
@@ -168,7 +169,9 @@ def _one_triple(ev: Evidence) -> bool:
     return len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2
 
 
-def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: bool = False) -> str:
+def facts_text(
+    evidence: Sequence[Evidence], grouped: bool = False, by_object: bool = False, fold_unnamed: bool = False
+) -> str:
     """Numbered fact lines for a prompt. A fact's dotted relation id (Freebase's
     ``people.person.place_of_birth``) keeps only the last segments that tell it apart from the other relations
     shown (``place of birth``): the namespace costs the local model ~6 prompt tokens a fact and tells it nothing
@@ -182,10 +185,20 @@ def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: b
     other way round; ``by_object`` writes the facts left alone on their line that share relation and object once
     too, subjects first (``Veronica Lake; Tina Turner nationality United States of America``). Not kaping's
     default: the 1.5B model takes such a list of subjects for the answer ("what movies was X an actor in" → the
-    films X *directed*, listed on one line; benchmarks/RESULTS.md)."""
+    films X *directed*, listed on one line; benchmarks/RESULTS.md).
+
+    ``fold_unnamed`` (with ``grouped``) writes the facts of an unnamed intermediate node as one fact through
+    ``·`` (:func:`_unnamed_lines`)."""
     short = short_relation_names(ev.relations[0] for ev in evidence if _one_triple(ev) and "." in ev.relations[0])
-    lines: dict[tuple[str, str] | int, list[str]] = {}
+    folded = _unnamed_lines(evidence, short) if grouped and fold_unnamed else {}
+    lines: dict[tuple[str, str] | int | str, list[str]] = {}
     for i, ev in enumerate(evidence):
+        if i in folded:
+            for key, obj in folded[i]:
+                objects = lines.setdefault(key, [])
+                if obj not in objects:  # twenty unnamed nodes of one kind say the same thing once
+                    objects.append(obj)
+            continue
         parts = _plain_fact(ev, short)
         if parts is None:
             lines[i] = [ev.text]
@@ -197,7 +210,7 @@ def facts_text(evidence: Sequence[Evidence], grouped: bool = False, by_object: b
     return "\n".join(f"{i}. {text}" for i, text in enumerate(out, start=1)) or "(no facts found)"
 
 
-def _line_texts(lines: dict[tuple[str, str] | int, list[str]], by_object: bool) -> list[str]:
+def _line_texts(lines: dict[tuple[str, str] | int | str, list[str]], by_object: bool) -> list[str]:
     """The fact lines' texts; ``by_object``: the one-object lines that share relation and object become one line
     of their subjects, at the place of the first of them."""
     subjects: dict[tuple[str, str], list[str]] = {}
@@ -218,6 +231,55 @@ def _line_texts(lines: dict[tuple[str, str] | int, list[str]], by_object: bool) 
     return out
 
 
+def _node_of(ev: Evidence) -> str | None:
+    """The unnamed end of a one-triple fact (its object if both are), None if both ends have names."""
+    if not _one_triple(ev):
+        return None
+    head, tail = ev.entities
+    return tail if looks_like_identifier(tail) else head if looks_like_identifier(head) else None
+
+
+def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[int, list[tuple[Any, str]]]:
+    """The facts of each unnamed node written as facts through it, keyed by the position of its first fact.
+
+    Freebase-style KGs join an n-ary fact through a node with no name (``Germany gdp_nominal m.0j6rxwr``,
+    ``m.0j6rxwr currency United States Dollar``). Written a triple a line, the model reads the identifier twice
+    and one line per node: a country's twenty yearly GDP records repeat "currency United States Dollar" twenty
+    times, which the 1.5B model then gives as the answer to "what is the currency of Germany". Folded, each
+    node's fact reads from the named entity through ``·``: ``Germany gdp nominal · currency United States
+    Dollar`` (the same line for twenty nodes is written once, and the objects of one path share a line). A node
+    with several facts beyond it is one line (``Jamaica governing officials · (office holder Portia
+    Simpson-Miller, title Prime Minister)``); a node nothing named leads to has its facts as ``· rel X``; one
+    that leads nowhere says nothing and is left out. Each value is a list of (line key, object) pairs: a tuple
+    key is a grouped line's (subject, relation), a string key a line written whole."""
+    touching: dict[str, list[int]] = {}
+    for i, ev in enumerate(evidence):
+        node = _node_of(ev)
+        if node is not None and _plain_fact(ev, short) is not None:
+            touching.setdefault(node, []).append(i)
+    out: dict[int, list[tuple[Any, str]]] = {}
+    for node, where in touching.items():
+        into = [evidence[i] for i in where if evidence[i].entities[1] == node]
+        beyond = [(_relation(evidence[i], short), humanize(evidence[i].entities[1])) for i in where]
+        beyond = [step for i, step in zip(where, beyond, strict=True) if evidence[i].entities[1] != node]
+        pairs: list[tuple[Any, str]] = []
+        for ev in into or [None]:
+            subject = "·" if ev is None else humanize(ev.entities[0])
+            via = "" if ev is None else f"{_relation(ev, short)} · "
+            if len(beyond) == 1:
+                pairs.append(((subject, via + beyond[0][0]), beyond[0][1]))
+            elif beyond:
+                text = f"{subject} {via}({', '.join(f'{rel} {obj}' for rel, obj in beyond)})"
+                pairs.append((text, text))
+        out[where[0]] = pairs
+        out.update((i, []) for i in where[1:])
+    return out
+
+
+def _relation(ev: Evidence, short: dict[str, str]) -> str:
+    return short.get(ev.relations[0], humanize(ev.relations[0]))
+
+
 def _plain_fact(ev: Evidence, short: dict[str, str]) -> tuple[str, str, str] | None:
     """Subject, relation (shortened when ``short`` has it) and object of a plain verbalised one-triple fact;
     None for anything else (a path, a Cypher row, a fact written another way), which is shown as it is."""
@@ -226,7 +288,7 @@ def _plain_fact(ev: Evidence, short: dict[str, str]) -> tuple[str, str, str] | N
     head, rel, tail = humanize(ev.entities[0]), ev.relations[0], humanize(ev.entities[1])
     if ev.text != f"{head} {humanize(rel)} {tail}":
         return None
-    return head, short.get(rel, humanize(rel)), tail
+    return head, _relation(ev, short), tail
 
 
 __all__ = ["candidate_triples", "facts_text", "rank_triples", "triples_as_evidence", "whole_facts"]
