@@ -172,7 +172,8 @@ def test_grouped_facts_share_a_line_per_subject_and_relation():
 def test_grouped_facts_fold_unnamed_nodes_into_one_fact_through_them():
     """A Freebase CVT's facts read as one fact through ``·``: twenty nodes saying the same thing say it once, a
     node with two facts beyond it is one line, one reached from nothing named keeps ``·`` as its subject, one that
-    leads nowhere is left out; without ``fold_unnamed`` the identifiers are shown as before."""
+    leads nowhere is left out, one two named entities lead to keeps its identifier; without ``fold_unnamed`` the
+    identifiers are shown as before."""
     from kgrag.retrieval.triples import facts_text, triples_as_evidence
 
     triples = [("Germany", "finance.currency.countries_used", "Euro")]
@@ -185,14 +186,23 @@ def test_grouped_facts_fold_unnamed_nodes_into_one_fact_through_them():
         ("m.0cr320w", "government.government_position_held.basic_title", "Prime Minister"),
         ("m.0b0t1z", "government.government_position_held.office_holder", "Andrew Holness"),
         ("Germany", "location.statistical_region.gdp_real", "m.0hnxrh6"),
+        ("The Sixth Sense", "film.film.starring", "m.0k6gz9"),
+        ("Donnie Wahlberg", "film.actor.film", "m.0k6gz9"),
+        ("m.0k6gz9", "film.performance.character", "Vincent Grey"),
     ]
     kg = KnowledgeGraph.from_triples(triples)
     evidence = triples_as_evidence(kg, np.arange(len(triples)))
-    assert facts_text(evidence, grouped=True, fold_unnamed=True).splitlines() == [
-        "1. Germany countries used Euro",
-        "2. Germany gdp nominal · currency United States Dollar",
-        "3. Jamaica governing officials · (office holder Portia Simpson-Miller, basic title Prime Minister)",
-        "4. · office holder Andrew Holness",
+    lines = [line.split(". ", 1)[1] for line in facts_text(evidence, grouped=True, fold_unnamed=True).splitlines()]
+    assert lines[:4] == [
+        "Germany countries used Euro",
+        "Germany gdp nominal · currency United States Dollar",
+        "Jamaica governing officials · (office holder Portia Simpson-Miller, basic title Prime Minister)",
+        "· office holder Andrew Holness",
+    ]
+    assert sorted(lines[4:]) == [  # two named entities meet there: the identifier says so
+        "Donnie Wahlberg film m.0k6gz9",
+        "The Sixth Sense starring m.0k6gz9",
+        "m.0k6gz9 character Vincent Grey",
     ]
     unfolded = facts_text(evidence, grouped=True)
     assert "m.0j6rx0r currency United States Dollar" in unfolded and "gdp real m.0hnxrh6" in unfolded

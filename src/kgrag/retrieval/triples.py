@@ -250,8 +250,12 @@ def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[
     Dollar`` (the same line for twenty nodes is written once, and the objects of one path share a line). A node
     with several facts beyond it is one line (``Jamaica governing officials · (office holder Portia
     Simpson-Miller, title Prime Minister)``); a node nothing named leads to has its facts as ``· rel X``; one
-    that leads nowhere says nothing and is left out. Each value is a list of (line key, object) pairs: a tuple
-    key is a grouped line's (subject, relation), a string key a line written whole."""
+    that leads nowhere says nothing and is left out. A node that two named entities lead to (``The Sixth Sense
+    performance m.0k6gz9``, ``Donnie Wahlberg actor m.0k6gz9``, ``m.0k6gz9 character Vincent Grey``) is written
+    as it is: its identifier is the only thing that says the film and the actor meet in one performance.
+
+    Each value is a list of (line key, object) pairs: a tuple key is a grouped line's (subject, relation), a
+    string key a line written whole."""
     touching: dict[str, list[int]] = {}
     for i, ev in enumerate(evidence):
         node = _node_of(ev)
@@ -260,6 +264,8 @@ def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[
     out: dict[int, list[tuple[Any, str]]] = {}
     for node, where in touching.items():
         into = [evidence[i] for i in where if evidence[i].entities[1] == node]
+        if len(into) > 1:  # the node joins two named entities (a film and its actor in one performance):
+            continue  # its identifier is what says so, and folding it would write two unrelated facts
         beyond = [(_relation(evidence[i], short), humanize(evidence[i].entities[1])) for i in where]
         beyond = [step for i, step in zip(where, beyond, strict=True) if evidence[i].entities[1] != node]
         pairs: list[tuple[Any, str]] = []
