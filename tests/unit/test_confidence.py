@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgrag.eval.calibration import calibration_summary, expected_calibration_error, risk_coverage
+from kgrag.eval.calibration import calibration_summary, ece_floor, expected_calibration_error, risk_coverage
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import confidence
 from kgrag.types import Evidence
@@ -97,6 +97,17 @@ def test_calibration_error_and_risk_coverage_on_known_cases():
     assert summary["threshold_for_hit@1_0.95"] == 0.7 and summary["coverage_at_hit@1_0.95"] == 0.375
     assert summary["risk_coverage"][0] == {"coverage": 1.0, "hit@1": 0.5, "threshold": 0.2}
     assert calibration_summary([{"hit@1": 1.0}]) == {}
+
+
+def test_ece_floor_is_the_ece_of_a_calibrated_confidence_on_as_many_questions():
+    """100 answers at 0.5 that are right with probability 0.5: the ECE is |right - 50| / 100, whose mean is
+    E|Binomial(100, 0.5) - 50| / 100 = 0.0398; a thousand questions halve it and more; certainty has no floor."""
+    mean, p90 = ece_floor(np.full(100, 0.5))
+    assert mean == pytest.approx(0.0398, abs=0.004) and p90 > mean
+    assert ece_floor(np.full(1000, 0.5))[0] < mean / 2.5
+    assert ece_floor(np.ones(50)) == (0.0, 0.0) and ece_floor(np.array([])) == (0.0, 0.0)
+    rows = [{"confidence": 0.5, "hit@1": float(i % 2)} for i in range(100)]
+    assert calibration_summary(rows)["ece_floor"] == [round(mean, 4), round(p90, 4)]
 
 
 def test_a_zeroed_signal_gets_no_weight_in_the_fit():

@@ -105,7 +105,9 @@ def _trust_lines(rows_by_method: dict[str, list[dict[str, Any]]]) -> list[str]:
         "",
         "Hit@1 on the questions answered when only the most confident share is answered, with the `abstain` "
         f"threshold that does it; the last column is the threshold keeping Hit@1 ≥ {TARGET_HIT} and its coverage. "
-        "ECE: expected calibration error of the top answer's confidence (10 bins).",
+        "ECE: expected calibration error of the top answer's confidence (10 bins); in brackets the ECE a "
+        "perfectly calibrated confidence would show on as many questions (mean, 90th percentile): an ECE within "
+        "that range is sampling noise, not miscalibration.",
         "",
         "| method | ECE | " + " | ".join(f"{c:.0%} answered" for c in COVERAGES) + f" | Hit@1 ≥ {TARGET_HIT} |",
         "|---|---|---|---|---|---|---|---|",
@@ -117,7 +119,9 @@ def _trust_lines(rows_by_method: dict[str, list[dict[str, Any]]]) -> list[str]:
         cells += [""] * (len(COVERAGES) - len(cells))
         key = f"threshold_for_hit@1_{TARGET_HIT}"
         best = f"≥{summary[key]:.2f}: {summary[f'coverage_at_hit@1_{TARGET_HIT}']:.0%}" if key in summary else "none"
-        lines.append(f"| {method} | {summary['ece']:.3f} | " + " | ".join(cells) + f" | {best} |")
+        floor = summary.get("ece_floor")
+        ece = f"{summary['ece']:.3f}" + (f" ({floor[0]:.3f}–{floor[1]:.3f})" if floor else "")
+        lines.append(f"| {method} | {ece} | " + " | ".join(cells) + f" | {best} |")
     return lines
 
 
