@@ -98,6 +98,12 @@ class Answer(BaseModel):
         "entity of the question to it ([]: found in a result row, not a KG path); answers missing here have no "
         "support and are listed after the supported ones",
     )
+    set_aside: list[str] = Field(
+        default_factory=list,
+        description="names the model gave without support while the evidence supported other answers: its own "
+        "knowledge, which the prompts allow only where the evidence is silent (setting own_knowledge); not answers, "
+        "kept to be shown after them",
+    )
     grounded: bool = Field(default=False, description="there are answers and every one has support")
     confidence: dict[str, float] = Field(
         default_factory=dict,

@@ -180,8 +180,13 @@ def test_synthesis_without_answers_keeps_the_last_subanswer(kg):
 
 def test_synthesis_sentence_is_split_and_entity_names_come_first(kg):
     llm = _two_step_llm("<answers>Michael Mann directed Heat | Al Pacino | Robert De Niro</answers>")
-    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer(Q, ["Michael Mann"])
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False, own_knowledge="always").answer(
+        Q, ["Michael Mann"]
+    )
     assert answer.answers == ["Al Pacino", "Robert De Niro", "Michael Mann directed Heat"]
+    # by default the sentence, which nothing supports beside supported names, is set aside
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False).answer(Q, ["Michael Mann"])
+    assert answer.answers == ["Al Pacino", "Robert De Niro"] and answer.set_aside == ["Michael Mann directed Heat"]
 
 
 def test_synthesis_can_be_switched_off(kg):

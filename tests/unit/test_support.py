@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.support import answer_support, checked_triples, supported_first
+from kgrag.methods.support import answer_support, checked_triples, set_aside_unsupported, supported_first
 from kgrag.retrieval.triples import triples_as_evidence
 from kgrag.types import Evidence
 from tests.conftest import MOVIES
@@ -118,3 +118,30 @@ def test_no_made_up_answer_for_an_entity_the_kg_does_not_have(tmp_path):
     kaping = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static"))
     answer = kaping.answer("which is older, Heat or Alien?")
     assert answer.answers == ["Heat"]
+
+
+def test_own_knowledge_beside_supported_answers_is_set_aside_and_kept_where_the_evidence_is_silent():
+    """The prompts allow the model's own knowledge only where the evidence is silent: beside a supported answer an
+    unsupported one is set aside (kept on the result, not an answer); with nothing supported the answers stay."""
+    support = {"Michael Mann": [3]}
+    assert set_aside_unsupported(["Michael Mann", "Ridley Scott"], support) == (["Michael Mann"], ["Ridley Scott"])
+    assert set_aside_unsupported(["Ridley Scott"], support) == (["Ridley Scott"], [])
+    assert set_aside_unsupported([], support) == ([], [])
+    from kgrag.methods import get as get_method
+    from kgrag.models.embeddings import load_embedder
+    from kgrag.models.llm.scripted import ScriptedLLM
+
+    kg = _kg()
+    for own_knowledge, answers, aside in (
+        ("where_silent", ["Michael Mann"], ["Ridley Scott"]),
+        ("always", ["Michael Mann", "Ridley Scott"], []),
+    ):
+        llm = ScriptedLLM({"default": "<answers>\nRidley Scott\nMichael Mann\n</answers>"})
+        kaping = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static"), own_knowledge=own_knowledge)
+        answer = kaping.answer("who directed Heat", ["Heat"])
+        assert answer.answers == answers and answer.set_aside == aside, own_knowledge
+        assert answer.grounded == (own_knowledge == "where_silent") and set(answer.confidence) == set(answers)
+    # nothing in the evidence answers: the model's answer stays, unsupported
+    llm = ScriptedLLM({"default": "<answers>Ridley Scott</answers>"})
+    answer = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static")).answer("who directed Heat", ["Heat"])
+    assert answer.answers == ["Ridley Scott"] and answer.set_aside == [] and not answer.grounded

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kgrag.cli.common import (
@@ -73,6 +74,9 @@ def ask(
         else:
             because = f" ← {support_text(kg, chain)}" if chain else " ← a result row"
             console.print(f"   {answer} ({sure}){because}", markup=False, highlight=False)
+    if result.set_aside:  # the model's own knowledge beside answers the evidence supports (own_knowledge setting)
+        names = "; ".join(result.set_aside)
+        console.print(f"   [yellow]set aside, not supported by the evidence:[/yellow] {escape(names)}", highlight=False)
     for ev in result.evidence[:10]:
         console.print(f"   · {ev.text}", markup=False, highlight=False)
     u = result.usage

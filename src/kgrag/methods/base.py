@@ -26,7 +26,13 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.answer_kind import as_count, kind_on, verdict, yes_no_claim
 from kgrag.methods.confidence import answer_signals, confidences
 from kgrag.methods.settings import ClientRange
-from kgrag.methods.support import answer_support, echoes, question_entities, supported_first
+from kgrag.methods.support import (
+    answer_support,
+    echoes,
+    question_entities,
+    set_aside_unsupported,
+    supported_first,
+)
 from kgrag.models.accounting import track_usage
 from kgrag.models.embeddings import DEFAULT_EMBEDDER, Embedder, load_embedder
 from kgrag.models.llm.base import LLM
@@ -63,6 +69,10 @@ class MethodConfig(BaseModel):
     # order the answers by how well the relation path to each reads as the question (kgrag.methods.pattern_fit:
     # the question's best reading by FRAG's zero-shot scorer first), after support; False: the model's order
     fit_first: bool = False
+    # "where_silent": answers without support are set aside (Answer.set_aside) when the evidence supports others,
+    # as every answer prompt allows the model's own knowledge only where the evidence is silent
+    # (methods.support.set_aside_unsupported); "always": they stay among the answers, after the supported ones
+    own_knowledge: Literal["where_silent", "always"] = "where_silent"
 
 
 _step_listener: ContextVar[Callable[[Step], None] | None] = ContextVar("kgrag_step_listener", default=None)
@@ -176,16 +186,14 @@ class Method(ABC):
         fit = self._pattern_fit(question if claim is None else claim.asked, evidence, topics, read)
         signals = answer_signals(answers, evidence, support, reply, fit)
         answers = supported_first(answers, support, fit if self.config.fit_first else None)
+        set_aside: list[str] = []
+        if self.config.own_knowledge == "where_silent" and kind != "count" and claim is None:
+            answers, set_aside = set_aside_unsupported(answers, support)
         sure = confidences(self.confidence_weights(), signals)
         if kind == "count":  # the members the model listed become their number
             answers, support, sure, member = as_count(answers, support, sure)
             signals = {answers[0]: signals[member]} if member is not None else signals
-        threshold = self.config.abstain
-        if threshold is not None and answers:
-            kept = [a for a in answers if sure[a] >= threshold]
-            if not kept:
-                abstained = f"no answer's confidence reached abstain={threshold:g} (best {max(sure.values()):.2f})"
-            answers = kept
+        answers, abstained = _above_threshold(answers, sure, self.config.abstain, abstained)
         support = {a: chain for a, chain in support.items() if a in answers}
         return Answer(
             question=question,
@@ -193,6 +201,7 @@ class Method(ABC):
             answers=answers,
             evidence=evidence,
             support=support,
+            set_aside=set_aside,
             grounded=bool(answers) and len(support) == len(answers),
             confidence={a: sure[a] for a in answers},
             signals={a: signals[a] for a in answers},
@@ -292,6 +301,18 @@ class Method(ABC):
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
         """Return (answers, evidence); record steps on ``trace``."""
+
+
+def _above_threshold(
+    answers: list[str], sure: dict[str, float], threshold: float | None, abstained: str | None
+) -> tuple[list[str], str | None]:
+    """The answers whose confidence reaches ``abstain`` (all when it is None), and why there are none if so."""
+    if threshold is None or not answers:
+        return answers, abstained
+    kept = [a for a in answers if sure[a] >= threshold]
+    if not kept:
+        abstained = f"no answer's confidence reached abstain={threshold:g} (best {max(sure.values()):.2f})"
+    return kept, abstained
 
 
 def found_no_entity(steps: Sequence[Step]) -> bool:

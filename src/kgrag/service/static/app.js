@@ -193,8 +193,9 @@ function renderUsage(panel, usage) {
 }
 
 // support: {answer: [triple ids]} of a method's answer (absent for retrieval); an answer missing from it has no
-// support in the evidence and is shown greyed, after the supported ones (the server already orders them so)
-function renderAnswers(panel, answers, note, support, confidence) {
+// support in the evidence and is shown greyed, after the supported ones (the server already orders them so).
+// setAside: names the model gave from its own knowledge beside supported answers: greyed and struck through, last
+function renderAnswers(panel, answers, note, support, confidence, setAside) {
   const box = $(".answers", panel);
   box.replaceChildren();
   if (note) box.append(el("span", { class: "muted", text: note }));
@@ -206,6 +207,11 @@ function renderAnswers(panel, answers, note, support, confidence) {
     if (sure) chip.append(el("span", { class: "confidence", text: sure }));
     chip.title = (supported ? "supported by the evidence (highlighted in the graph)" : "no support in the evidence") +
       (sure ? `; confidence ${sure}` : "");
+    box.append(chip);
+  }
+  for (const a of setAside || []) {
+    const chip = el("span", { class: "answer unsupported set-aside" }, a);
+    chip.title = "set aside: the model named it without support while the evidence supported the answers before it";
     box.append(chip);
   }
 }
@@ -359,7 +365,7 @@ async function runPanel(panel, request, retrieveOnly) {
     }
     const answer = await streamAsk(panel, request);
     renderAnswers(panel, answer.answers, answer.abstained ? `(no answer: ${answer.abstained})` : "", answer.support,
-      answer.confidence);
+      answer.confidence, answer.set_aside);
     if (answer.error) showPanelError(panel, answer.error);
     renderEvidence(panel, answer.evidence);
     drawGraph(panel, answer.evidence, answer.answers, topicsFromTrace(answer.trace, request.topic_entities), answer.support);
