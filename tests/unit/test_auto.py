@@ -57,9 +57,10 @@ def test_settings_reach_the_methods_auto_asks(monkeypatch):
     the embedder reaches both; a setting none of them has, or a bad value, fails when auto is built."""
     from kgrag.methods.base import MethodConfigError
 
-    auto = _auto(monkeypatch, top_k=2, hops=1, second_opinion=0.5)
+    auto = _auto(monkeypatch, top_k=2, hops=1, second_opinion=0.5, own_knowledge="always")
     assert auto.config.second_opinion == 0.5
     assert auto._make("kaping").config.top_k == 2 and auto._make("frag").config.hops == 1
+    assert auto._make("kaping").config.own_knowledge == auto._make("frag").config.own_knowledge == "always"
     assert "top_k" in auto.setting_names() and "second_opinion" in auto.setting_names()
     assert auto.own_settings({"top_k": 2, "kaping_typo": 1}) == {"top_k": 2}
     answer = auto.answer("Who directed Heat?")

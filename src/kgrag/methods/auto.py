@@ -68,7 +68,8 @@ class Auto(Method):
         for name in INNER:
             cls = _method(name)
             self._settings[name] = {k: v for k, v in passed.items() if k in cls.Config.model_fields}
-            self._settings[name]["abstain"] = self.config.abstain
+            self._settings[name]["abstain"] = self.config.abstain  # auto's own settings that every method has
+            self._settings[name]["own_knowledge"] = self.config.own_knowledge
             cls.validated(self._settings[name])
         self._inner: dict[str, Method] = {}
 
