@@ -171,6 +171,9 @@ def answer_from_facts(
         grouped, by_object = layout in ("grouped", "grouped_by_object"), layout == "grouped_by_object"
         facts = facts_text(evidence, grouped=grouped, by_object=by_object, fold_unnamed=fold_unnamed)
         intro = 'Facts (one per line, "subject relation object"):'
+        if fold_unnamed and "·" in facts:  # as frag's tree says it
+            intro = 'Facts (one per line, "subject relation object"; "·" is an unnamed intermediate node, never an '
+            intro += "answer):"
     answers = ask_for_answers(
         method,
         prompt_name,
