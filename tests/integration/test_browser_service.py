@@ -140,3 +140,27 @@ def test_bad_question_shows_the_servers_message(browser, tmp_path):
         page.wait_for_selector(".panel-error:not([hidden])", timeout=20_000)
         assert "limit is 1000" in page.inner_text(".panel-error")
         page.close()
+
+
+def test_names_set_aside_are_shown_struck_through_after_the_answers(browser, tmp_path):
+    """A name the model adds from its own knowledge beside a supported answer is not an answer: the page shows it
+    after the answers, greyed and struck through (Answer.set_aside)."""
+    kg_dir = tmp_path / "metaqa"
+    run_cli("ingest", "--demo", "metaqa", "--out", str(kg_dir))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "<answers>\nWilliam Dieterle\nSteven Spielberg\n</answers>"}), "utf-8")
+    with running_server(kg_dir, "--llm", f"scripted:{script}") as url:
+        page = browser.new_page()
+        page.goto(url + "/")
+        page.wait_for_function("document.querySelectorAll('#method-a option').length > 0")
+        page.select_option("#method-a", "kaping")
+        page.fill("#question", "who directed the movie Kismet")
+        page.click("#ask-button")
+        page.wait_for_function("document.querySelector('.panel-status')?.textContent.includes('LLM call')")
+        chips = page.eval_on_selector_all(
+            ".answers .answer", "els => els.map(e => [e.firstChild.textContent, e.className])"
+        )
+        assert chips == [["William Dieterle", "answer"], ["Steven Spielberg", "answer unsupported set-aside"]]
+        style = page.eval_on_selector(".answers .set-aside", "e => getComputedStyle(e).textDecorationLine")
+        assert style == "line-through"
+        page.close()
