@@ -86,8 +86,8 @@ class KapingConfig(MethodConfig):
     # one fact through it, "Germany gdp nominal · currency United States Dollar", the same line once however many
     # nodes say it (retrieval.triples.facts_text); KGs without unnamed nodes read the same prompt either way. Dev,
     # default local model, paired: WebQSP proxy questions 1-300 Hit@1 0.730 -> 0.717 (+5 / -9), right answers
-    # grounded 0.927 -> 0.939, evaluated prompt tokens (first 100, fresh) 444 -> 385 (median); not the default
-    # (benchmarks/results/kaping_fold_unnamed.json)
+    # grounded 0.927 -> 0.939, evaluated prompt tokens (first 100, fresh) 444 -> 385 (median); with the intro saying
+    # what "·" is, +9 / -10 (two of the three hundreds lower); not the default (results/kaping_fold_unnamed.json)
     fold_unnamed: bool = False
     embedder: ModelSetting = "minilm"
 
