@@ -9,7 +9,6 @@ the question, with triple vectors cached per KG (a triple is never embedded twic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -165,6 +164,11 @@ def triples_as_evidence(
     return out
 
 
+LineKey = tuple[str, str] | int | str
+"""A fact line's key: (subject, relation) for a grouped line, an evidence position or the text of a line written
+whole."""
+
+
 def _one_triple(ev: Evidence) -> bool:
     return len(ev.triples) == 1 and len(ev.relations) == 1 and len(ev.entities) == 2
 
@@ -191,7 +195,7 @@ def facts_text(
     ``·`` (:func:`_unnamed_lines`)."""
     short = short_relation_names(ev.relations[0] for ev in evidence if _one_triple(ev) and "." in ev.relations[0])
     folded = _unnamed_lines(evidence, short) if grouped and fold_unnamed else {}
-    lines: dict[tuple[str, str] | int | str, list[str]] = {}
+    lines: dict[LineKey, list[str]] = {}
     for i, ev in enumerate(evidence):
         if i in folded:
             for key, obj in folded[i]:
@@ -210,7 +214,7 @@ def facts_text(
     return "\n".join(f"{i}. {text}" for i, text in enumerate(out, start=1)) or "(no facts found)"
 
 
-def _line_texts(lines: dict[tuple[str, str] | int | str, list[str]], by_object: bool) -> list[str]:
+def _line_texts(lines: dict[LineKey, list[str]], by_object: bool) -> list[str]:
     """The fact lines' texts; ``by_object``: the one-object lines that share relation and object become one line
     of their subjects, at the place of the first of them."""
     subjects: dict[tuple[str, str], list[str]] = {}
@@ -239,7 +243,7 @@ def _node_of(ev: Evidence) -> str | None:
     return tail if looks_like_identifier(tail) else head if looks_like_identifier(head) else None
 
 
-def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[int, list[tuple[Any, str]]]:
+def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[int, list[tuple[LineKey, str]]]:
     """The facts of each unnamed node written as facts through it, keyed by the position of its first fact.
 
     Freebase-style KGs join an n-ary fact through a node with no name (``Germany gdp_nominal m.0j6rxwr``,
@@ -261,14 +265,14 @@ def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[
         node = _node_of(ev)
         if node is not None and _plain_fact(ev, short) is not None:
             touching.setdefault(node, []).append(i)
-    out: dict[int, list[tuple[Any, str]]] = {}
+    out: dict[int, list[tuple[LineKey, str]]] = {}
     for node, where in touching.items():
         into = [evidence[i] for i in where if evidence[i].entities[1] == node]
         if len(into) > 1:  # the node joins two named entities (a film and its actor in one performance):
             continue  # its identifier is what says so, and folding it would write two unrelated facts
         beyond = [(_relation(evidence[i], short), humanize(evidence[i].entities[1])) for i in where]
         beyond = [step for i, step in zip(where, beyond, strict=True) if evidence[i].entities[1] != node]
-        pairs: list[tuple[Any, str]] = []
+        pairs: list[tuple[LineKey, str]] = []
         for ev in into or [None]:
             subject = "·" if ev is None else humanize(ev.entities[0])
             via = "" if ev is None else f"{_relation(ev, short)} · "
