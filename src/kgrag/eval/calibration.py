@@ -27,15 +27,19 @@ def _arrays(rows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def expected_calibration_error(confidence: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
-    """ECE over ``bins`` equal-width confidence bins."""
+    """ECE over ``bins`` equal-width confidence bins: per bin, the gap between the confidences stated and the
+    answers right, summed (a bin's size times the gap of its means), over the number of answers."""
     if not len(confidence):
         return 0.0
-    which = np.minimum((confidence * bins).astype(int), bins - 1)
-    total = 0.0
-    for b in np.unique(which):
-        inside = which == b
-        total += inside.sum() * abs(confidence[inside].mean() - right[inside].mean())
-    return float(total / len(confidence))
+    member = _bin_members(confidence, bins)
+    return float(np.abs(member @ right - member @ confidence).sum() / len(confidence))
+
+
+def _bin_members(confidence: np.ndarray, bins: int) -> np.ndarray:
+    """A ``bins`` × answers 0/1 matrix: which equal-width confidence bin each answer falls in (1.0 in the last)."""
+    member = np.zeros((bins, len(confidence)))
+    member[np.minimum((confidence * bins).astype(int), bins - 1), np.arange(len(confidence))] = 1.0
+    return member
 
 
 def ece_floor(confidence: np.ndarray, bins: int = 10, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -47,9 +51,7 @@ def ece_floor(confidence: np.ndarray, bins: int = 10, draws: int = 2000, seed: i
     range says the sample is too small to show miscalibration, one well above it says the confidence is off."""
     if not len(confidence):
         return 0.0, 0.0
-    which = np.minimum((confidence * bins).astype(int), bins - 1)
-    member = np.zeros((bins, len(confidence)))
-    member[which, np.arange(len(confidence))] = 1.0
+    member = _bin_members(confidence, bins)
     outcomes = (np.random.default_rng(seed).random((draws, len(confidence))) < confidence).astype(float)
     gaps = np.abs(outcomes @ member.T - member @ confidence).sum(axis=1) / len(confidence)
     return float(gaps.mean()), float(np.quantile(gaps, 0.9))

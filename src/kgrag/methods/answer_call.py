@@ -160,7 +160,7 @@ def answer_from_facts(
     unnamed node read as one (:func:`~kgrag.retrieval.triples.facts_text`). A prompt that names the layout reads
     it from ``facts_intro``."""
     from kgrag.linking.answers import name_unnamed_answers
-    from kgrag.retrieval.evidence_tree import TREE_LAYOUT, answer_options, rooted_tree_text
+    from kgrag.retrieval.evidence_tree import TREE_LAYOUT, UNNAMED, UNNAMED_IS, answer_options, rooted_tree_text
     from kgrag.retrieval.triples import facts_text
 
     if layout == "tree":
@@ -171,9 +171,8 @@ def answer_from_facts(
         grouped, by_object = layout in ("grouped", "grouped_by_object"), layout == "grouped_by_object"
         facts = facts_text(evidence, grouped=grouped, by_object=by_object, fold_unnamed=fold_unnamed)
         intro = 'Facts (one per line, "subject relation object"):'
-        if fold_unnamed and "·" in facts:  # as frag's tree says it
-            intro = 'Facts (one per line, "subject relation object"; "·" is an unnamed intermediate node, never an '
-            intro += "answer):"
+        if fold_unnamed and UNNAMED in facts:  # said as the tree layout says it
+            intro = f'Facts (one per line, "subject relation object"; "{UNNAMED}" is an {UNNAMED_IS}):'
     answers = ask_for_answers(
         method,
         prompt_name,

@@ -32,11 +32,12 @@ from kgrag.retrieval.paths import path_as_evidence
 from kgrag.types import Evidence
 
 UNNAMED = "·"
+UNNAMED_IS = "unnamed intermediate node, never an answer"  # what a prompt tells the model ``UNNAMED`` is
 # what a prompt that shows the tree says about it (appended to the sentence that explains the arrows)
 TREE_LAYOUT = (
     "\nPaths that share their start are written as a tree: an indented line goes on from the last entity of the"
     f' line above it with one indent less, "A; B; C" lists entities reached the same way, and "{UNNAMED}" is an'
-    " unnamed intermediate node, never an answer."
+    f" {UNNAMED_IS}."
 )
 
 

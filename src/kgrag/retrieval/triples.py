@@ -18,6 +18,7 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize, short_relation_names, verbalize_triples
 from kgrag.models.embeddings import Embedder, dot_scores, load_embedder
 from kgrag.models.embeddings.kg_cache import KGEmbeddings
+from kgrag.retrieval.evidence_tree import UNNAMED
 from kgrag.types import Evidence
 
 
@@ -270,12 +271,15 @@ def _unnamed_lines(evidence: Sequence[Evidence], short: dict[str, str]) -> dict[
         into = [evidence[i] for i in where if evidence[i].entities[1] == node]
         if len(into) > 1:  # the node joins two named entities (a film and its actor in one performance):
             continue  # its identifier is what says so, and folding it would write two unrelated facts
-        beyond = [(_relation(evidence[i], short), humanize(evidence[i].entities[1])) for i in where]
-        beyond = [step for i, step in zip(where, beyond, strict=True) if evidence[i].entities[1] != node]
+        beyond = [
+            (_relation(evidence[i], short), humanize(evidence[i].entities[1]))
+            for i in where
+            if evidence[i].entities[1] != node
+        ]
         pairs: list[tuple[LineKey, str]] = []
         for ev in into or [None]:
-            subject = "·" if ev is None else humanize(ev.entities[0])
-            via = "" if ev is None else f"{_relation(ev, short)} · "
+            subject = UNNAMED if ev is None else humanize(ev.entities[0])
+            via = "" if ev is None else f"{_relation(ev, short)} {UNNAMED} "
             if len(beyond) == 1:
                 pairs.append(((subject, via + beyond[0][0]), beyond[0][1]))
             elif beyond:
