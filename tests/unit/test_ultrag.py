@@ -12,6 +12,7 @@ from kgrag.linking.hybrid import HybridLinker
 from kgrag.methods import get
 from kgrag.methods.base import MethodConfigError
 from kgrag.methods.ultrag import Ultrag
+from kgrag.methods.ultrag.dsl import format_query
 from kgrag.methods.ultrag.dsl.anchors import gaussian_weights, link_leaf, link_leaves, seed_distribution
 from kgrag.methods.ultrag.dsl.prompting import query_examples, relation_line, relation_lines
 from kgrag.models.llm.scripted import ScriptedLLM
@@ -380,12 +381,12 @@ def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_
     method = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, grammar="on", other_relations=0)
     method.answer("what genre is the film Titanic", topics)
     _, messages, params = llm.calls[0]
-    shown = _shown_relations(messages[1]["content"])
-    assert "film.film.genre" in shown and 1 < len(shown) < kg.num_relations
-    assert "film.performance.actor" in shown  # two hops out, past the unnamed node
+    shown = _shown_relations(messages[1]["content"])  # by their aliases: the last segment of each id is unique
+    assert "genre" in shown and 1 < len(shown) < kg.num_relations
+    assert "actor" in shown  # two hops out, past the unnamed node
     assert llm.count_prompt_tokens(messages) + params.max_tokens <= 2048
     # the question's own fact shows the direction; only the relations around the question's entity are listed
-    assert '- film.film.genre: "Titanic" -> film.film.genre gives "Romance Film"; ' in messages[1]["content"]
+    assert '- genre: "Titanic" -> genre gives "Romance Film"; ' in messages[1]["content"]
     assert len(shown) == 4  # linked from the question when not given
     attempt = method.answer("what genre is the film Titanic", topics).trace[0].outputs["attempts"][0]
     assert attempt["relations_shown"] == len(shown) and attempt["tokens"] <= attempt["window"] == 2048
@@ -405,10 +406,58 @@ def test_relation_list_grows_with_the_context_window(freebase_like_kg, static_em
     sizes = [len(shown(window=w, other_relations=500)) for w in (1024, 2048, 8192)]
     assert sizes[0] < sizes[1] < sizes[2] < freebase_like_kg.num_relations
     near = shown()  # the neighbourhood's 4 relations only, the ones at the topic first
-    assert near == ["film.film.starring", "film.film.genre", "film.performance.actor", "film.performance.character"]
+    assert near == ["starring", "genre", "actor", "character"]
+    assert shown(relation_names="full") == [
+        "film.film.starring",
+        "film.film.genre",
+        "film.performance.actor",
+        "film.performance.character",
+    ]
     wider = shown(other_relations=10)  # and the 10 closest others after them
     assert len(wider) == 14 and wider[:4] == near
     assert len(shown(max_relations=2, other_relations=10)) == 2
+
+
+def test_the_query_writer_names_relations_by_aliases_that_read_back_to_the_kgs_ids(static_embedder):
+    from kgrag.methods.ultrag.dsl.aliases import relation_aliases
+    from kgrag.methods.ultrag.dsl.validator import parse_and_validate
+
+    kg = _freebase_like_kg(relations=8)
+    aliases = dict(zip(kg.relations, relation_aliases(kg)))
+    assert aliases["film.film.genre"] == "genre" and aliases["domain1.type1.property_1"] == "property_1"
+    # read back silently (not a repair), backwards too; the KG's own id still reads as itself
+    check = parse_and_validate('"Kate Winslet" -> actor_inv -> genre', kg)
+    assert check.ok and not check.notes
+    assert format_query(check.query) == '"Kate Winslet" -> film.performance.actor_inv -> film.film.genre'
+    assert parse_and_validate('"Titanic" -> film.film.genre', kg).ok
+    # two relations with the same last segment keep the segments that tell them apart; no dots: as they are
+    assert _aliases_of(["film.film.genre", "music.artist.genre", "directed_by"]) == [
+        "film.genre", "artist.genre", "directed_by",
+    ]  # fmt: skip
+    # an alias that would read as another relation's inverse: the KG's names stay
+    assert _aliases_of(["a.x", "b.x_inv"]) == ["a.x", "b.x_inv"]
+    # end to end: the list, the examples and the grammar use the aliases, the query runs on the KG's ids
+    llm = RecordingLLM(
+        {"prompt": "ultrag_query", "response": '"Titanic" -> genre'},
+        {"prompt": "ultrag_answer", "response": "<answers>Romance Film</answers>"},
+    )
+    answer = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", grammar="on").answer(
+        "what genre is Titanic", ["Titanic"]
+    )
+    assert answer.answers == ["Romance Film"]
+    assert answer.trace[0].outputs["query"] == '"Titanic" -> film.film.genre'
+    _, messages, params = llm.calls[0]
+    prompt = "\n".join(m["content"] for m in messages)
+    assert "film.film.genre" not in prompt and '"The Big Lebowski" -> genre gives "Comedy Film"' in prompt
+    assert 'Query: "Titanic" -> genre -> genre_inv' in prompt
+    assert '"genre"' in params.grammar and "film.film.genre" not in params.grammar
+
+
+def _aliases_of(names: list[str]) -> list[str]:
+    from kgrag.methods.ultrag.dsl.aliases import relation_aliases
+
+    kg = KnowledgeGraph.from_triples([(f"A{i}", name, f"B{i}") for i, name in enumerate(names)])
+    return [dict(zip(kg.relations, relation_aliases(kg)))[name] for name in names]
 
 
 def test_the_second_hop_goes_past_small_nodes_but_not_through_hubs():

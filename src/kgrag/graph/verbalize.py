@@ -19,8 +19,9 @@ def humanize(name: str) -> str:
     return name.replace("_", " ")
 
 
-def short_relation_names(names: Iterable[str]) -> dict[str, str]:
-    """Each dotted relation id shortened to its last segments, as few as keep the given names apart.
+def short_relation_names(names: Iterable[str], *, readable: bool = True) -> dict[str, str]:
+    """Each dotted relation id shortened to its last segments, as few as keep the given names apart; with
+    ``readable``, underscores as spaces (for reading), else as written (for a name a model writes back).
 
     >>> short_relation_names(["film.film.genre", "music.artist.genre", "people.person.spouse_s"])
     {'film.film.genre': 'film.genre', 'music.artist.genre': 'artist.genre', 'people.person.spouse_s': 'spouse s'}
@@ -39,7 +40,8 @@ def short_relation_names(names: Iterable[str]) -> dict[str, str]:
                     keep[name] += 1
                     grown = True
         if not grown:
-            return {name: humanize(".".join(name.split(".")[-keep[name] :])) for name in names}
+            shorter = {name: ".".join(name.split(".")[-keep[name] :]) for name in names}
+            return {name: humanize(short) if readable else short for name, short in shorter.items()}
 
 
 def relation_text(kg: KnowledgeGraph, rid: int) -> str:

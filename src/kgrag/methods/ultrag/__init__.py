@@ -102,7 +102,7 @@ class Ultrag(Method):
     @cached_property
     def _examples(self) -> str:
         """The query writer's examples: built from this KG's facts once, the same for every question."""
-        return query_examples(self.kg)
+        return query_examples(self.kg, short=self._short)
 
     def context_window(self) -> int:
         """Tokens the query writer's prompt and reply may take together (see ``context_tokens``)."""
@@ -111,6 +111,11 @@ class Ultrag(Method):
         if known is None:
             return wanted or UNKNOWN_CONTEXT_WINDOW
         return min(known, wanted) if wanted else known
+
+    @property
+    def _short(self) -> bool:
+        """Whether the query writer reads and writes relations by their aliases (``relation_names``)."""
+        return self.config.relation_names == "short"
 
     def _both_ways(self, focused: bool) -> bool:
         """Whether each listed relation's example fact is read both ways (``relation_examples``) in the list
@@ -121,8 +126,10 @@ class Ultrag(Method):
     def _kg_lines(self, both_ways: bool) -> list[str]:
         """Each relation's line with the KG's example fact, built once per KG and way of reading."""
         return self.kg.resources.get(
-            ("dsl_relation_lines", both_ways),
-            lambda: [relation_line(self.kg, r, both_ways=both_ways) for r in range(self.kg.num_relations)],
+            ("dsl_relation_lines", both_ways, self._short),
+            lambda: [
+                relation_line(self.kg, r, both_ways=both_ways, short=self._short) for r in range(self.kg.num_relations)
+            ],
         )
 
     def question_view(self, question: str, topics: Sequence[int]) -> tuple[np.ndarray, dict[int, str], Neighbourhood]:
@@ -142,7 +149,8 @@ class Ultrag(Method):
         lines: dict[int, str] = {}
         if self.config.question_examples:
             for rid in np.flatnonzero(hood.examples >= 0).tolist():
-                lines[rid] = relation_line(self.kg, rid, int(hood.examples[rid]), both_ways=self._both_ways(True))
+                example = int(hood.examples[rid])
+                lines[rid] = relation_line(self.kg, rid, example, both_ways=self._both_ways(True), short=self._short)
         return ranked, lines, hood
 
     def relations_for(
@@ -210,7 +218,7 @@ class Ultrag(Method):
             for attempt in range(self.config.retries + 1):
                 values = {"examples": self._examples, "topics": topic_line, "question": question, "feedback": note}
                 prompt, listed, shown, sizes = self.relations_for(values, view)
-                grammar = query_grammar(self.kg, shown) if self._use_grammar() else None
+                grammar = query_grammar(self.kg, shown, short=self._short) if self._use_grammar() else None
                 text, _ = self.call_prompt(prompt, grammar=grammar, relations=listed, **values)
                 candidate = extract_query(text)
                 check = parse_and_validate(candidate, self.kg)

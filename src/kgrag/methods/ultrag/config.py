@@ -55,6 +55,11 @@ class UltragConfig(MethodConfig):
     # 512 and 566 -> 454, seconds 13.2 -> 9.9 and 11.2 -> 9.8 (benchmarks/results/ultrag_relation_examples.json);
     # one question lower, so not the default (#26: no KG lower)
     relation_examples: Literal["auto", "both", "forward"] = "both"
+    # how the query writer's list, examples and grammar name a relation: "short", by the last segments of a
+    # dotted id that keep it apart from the KG's other relations (education.educational_institution.
+    # students_graduates -> students_graduates; read back to the KG's id before the query runs), or "full", by
+    # the KG's id. Relations without dots (MetaQA, CSVs) read the same either way (ultrag/dsl/aliases.py)
+    relation_names: Literal["short", "full"] = "short"
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
     # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.ultrag.dsl.aliases import query_names
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
 from kgrag.methods.ultrag.dsl.printer import format_relation
 from kgrag.prompts.gbnf import literal as _literal
@@ -23,6 +24,7 @@ def query_grammar(
     *,
     max_entity_chars: int = 120,
     max_and: int = 4,
+    short: bool = False,
 ) -> str | None:
     """GBNF for one query over ``kg``'s relations, or over the relation ids ``relations`` only (the ones the
     prompt shows: the model is held to what it was told); ``None`` when there are too many or none.
@@ -32,7 +34,8 @@ def query_grammar(
     >>> query_grammar(kg, [1]).splitlines()[-2]
     'rel ::= "year_inv" | "year"'
     """
-    chosen = kg.relations if relations is None else [kg.relations[int(r)] for r in relations]
+    written = query_names(kg, short)  # the relations as the prompt names them (``short``: :mod:`.aliases`)
+    chosen = written if relations is None else [written[int(r)] for r in relations]
     if not chosen or len(chosen) > MAX_GRAMMAR_RELATIONS:
         return None
     # longest first (so "has_tags_inv" is tried before "has_tags"), ties by name: the grammar text must not depend

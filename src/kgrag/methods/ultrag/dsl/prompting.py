@@ -20,6 +20,7 @@ import numpy as np
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize
+from kgrag.methods.ultrag.dsl.aliases import query_names
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
 from kgrag.methods.ultrag.dsl.printer import format_entity, format_relation
 
@@ -71,13 +72,15 @@ def _example_facts(kg: KnowledgeGraph) -> np.ndarray:
     return examples
 
 
-def relation_line(kg: KnowledgeGraph, rid: int, example: int | None = None, *, both_ways: bool = True) -> str:
-    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` (the relation spelled exactly as a query writes it),
-    with the fact ``example`` (a triple id of relation ``rid``) or else the KG's example for the relation; the
-    part after ``;`` only ``both_ways``."""
+def relation_line(
+    kg: KnowledgeGraph, rid: int, example: int | None = None, *, both_ways: bool = True, short: bool = False
+) -> str:
+    """``- r: "h" -> r gives "t"; "t" -> r_inv gives "h"`` (the relation spelled exactly as a query writes it:
+    its alias when ``short``, :mod:`.aliases`), with the fact ``example`` (a triple id of relation ``rid``) or
+    else the KG's example for the relation; the part after ``;`` only ``both_ways``."""
     tid = int(example_facts(kg)[rid]) if example is None else int(example)
-    name = format_relation(kg.relations[int(rid)])
-    inverse = format_relation(kg.relations[int(rid)] + INVERSE_SUFFIX)
+    written = query_names(kg, short)[int(rid)]
+    name, inverse = format_relation(written), format_relation(written + INVERSE_SUFFIX)
     if tid < 0:
         return f"- {name} (no facts)"
     h, _, t = kg.triple(tid)
@@ -85,13 +88,14 @@ def relation_line(kg: KnowledgeGraph, rid: int, example: int | None = None, *, b
     return f"{forward}; {format_entity(t)} -> {inverse} gives {format_entity(h)}" if both_ways else forward
 
 
-def relation_lines(kg: KnowledgeGraph, relations: Sequence[int]) -> str:
+def relation_lines(kg: KnowledgeGraph, relations: Sequence[int], *, short: bool = False) -> str:
     """:func:`relation_line` for each relation, one per line."""
-    return "\n".join(relation_line(kg, int(rid)) for rid in relations)
+    return "\n".join(relation_line(kg, int(rid), short=short) for rid in relations)
 
 
-def query_examples(kg: KnowledgeGraph) -> str:
-    """Question → query pairs built from the KG's own facts: forward, backward, chains of 2 and 3 steps, an AND."""
+def query_examples(kg: KnowledgeGraph, *, short: bool = False) -> str:
+    """Question → query pairs built from the KG's own facts: forward, backward, chains of 2 and 3 steps, an AND;
+    relations as the list names them (``short``: their aliases)."""
     ex = example_facts(kg)
     ex = ex[ex >= 0]
     if not len(ex):
@@ -114,7 +118,8 @@ def query_examples(kg: KnowledgeGraph) -> str:
     tids = list(first_rel.values())
     h, r1, t1 = kg.triple(tids[0])
     q = format_entity
-    w1, f1, i1 = relation_words(r1), format_relation(r1), format_relation(r1 + INVERSE_SUFFIX)
+    alias = dict(zip(kg.relations, query_names(kg, short)))
+    w1, f1, i1 = relation_words(r1), format_relation(alias[r1]), format_relation(alias[r1] + INVERSE_SUFFIX)
     lines = [
         f"Question: what is {q(h)} {w1}?  Query: {q(h)} -> {f1}",
         f"Question: what is {w1} {q(t1)}?  Query: {q(t1)} -> {i1}",
@@ -122,7 +127,7 @@ def query_examples(kg: KnowledgeGraph) -> str:
     ]
     if len(tids) > 1:
         _, r2, t2 = kg.triple(tids[1])
-        w2, f2, i2 = relation_words(r2), format_relation(r2), format_relation(r2 + INVERSE_SUFFIX)
+        w2, f2, i2 = relation_words(r2), format_relation(alias[r2]), format_relation(alias[r2] + INVERSE_SUFFIX)
         lines += [
             f"Question: what is {w2} for the things {w1} {q(t1)}?  Query: {q(t1)} -> {i1} -> {f2}",
             f"Question: what is {w2} for the other things {w1} the same as {q(h)}?  "

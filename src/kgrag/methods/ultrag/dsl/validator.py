@@ -1,4 +1,4 @@
-"""Check a parsed query against a KG: relation names must exist (base name or ``<base>_inv``).
+"""Check a parsed query against a KG: relation names must exist (base name or ``<base>_inv``, or their alias).
 
 Small slips are repaired, not rejected — case, spaces or hyphens for underscores, ``.inv`` / ``^-1`` /
 ``_inverse`` for ``_inv``, a doubled ``_inv_inv`` — and reported as notes.  Anything else becomes an error
@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from kgrag.graph.kg import KnowledgeGraph
+from kgrag.methods.ultrag.dsl.aliases import relation_aliases
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX, Entity, Query, leaves, map_relations, size
 from kgrag.methods.ultrag.dsl.parser import DSLSyntaxError, parse
 
@@ -50,6 +51,7 @@ class RelationResolver:
             by_normal.setdefault(_normal(name), []).append(name)
         self.by_normal = by_normal
         self.choices = self.names + [n + INVERSE_SUFFIX for n in self.names]
+        self.by_alias = {alias: name for name, alias in zip(self.names, relation_aliases(kg)) if alias != name}
 
     @classmethod
     def of(cls, kg: KnowledgeGraph) -> RelationResolver:
@@ -70,9 +72,15 @@ class RelationResolver:
             return inner[: -len(INVERSE_SUFFIX)]  # r_inv_inv is r
         return inner + INVERSE_SUFFIX
 
+    def is_alias(self, written: str) -> bool:
+        """Whether ``written`` is a relation's alias (:mod:`.aliases`), forwards or backwards."""
+        return written in self.by_alias or written.removesuffix(INVERSE_SUFFIX) in self.by_alias
+
     def _plain(self, written: str) -> str | None:
         if written in self.exact:
             return written
+        if written in self.by_alias:
+            return self.by_alias[written]
         found = self.by_normal.get(_normal(written), [])
         return found[0] if len(found) == 1 else None
 
@@ -102,7 +110,7 @@ def validate(query: Query, kg: KnowledgeGraph) -> Validation:
                 close = resolver.suggest(name)
                 hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 errors.append(f"unknown relation {name!r}{hint}")
-            elif seen[name] != name:
+            elif seen[name] != name and not resolver.is_alias(name):
                 notes.append(f"relation {name!r} read as {seen[name]!r}")
         return seen[name] or name
 
