@@ -89,44 +89,6 @@ def test_unnamed_nodes_and_non_path_evidence():
     assert answer_options(evidence) == {"Richard Nixon": "Richard Nixon", "Pat Nixon": "Pat Nixon"}
 
 
-def test_ends_reached_through_unnamed_nodes_the_same_way_share_a_line():
-    kg = KnowledgeGraph.from_triples(
-        [
-            ("Tennessee", "gov.jurisdiction.officials", "m.01a"),
-            ("m.01a", "gov.position.holder", "Bill Haslam"),
-            ("Tennessee", "gov.jurisdiction.officials", "m.01b"),
-            ("m.01b", "gov.position.holder", "Phil Bredesen"),
-            ("Tennessee", "gov.jurisdiction.officials", "m.01c"),  # the same holder twice: named once
-            ("m.01c", "gov.position.holder", "Bill Haslam"),
-            ("Tennessee", "gov.jurisdiction.officials", "m.01d"),  # an unnamed node that branches: kept apart
-            ("m.01d", "gov.position.holder", "Al Gore"),
-            ("m.01d", "gov.position.title", "Senator"),
-            ("Tennessee", "gov.jurisdiction.officials", "Office of the Governor"),  # a named node: kept apart
-            ("Office of the Governor", "gov.position.holder", "Ned McWherter"),
-            ("Tennessee", "location.capital", "Nashville"),
-        ]
-    )
-    evidence = _evidence(
-        kg,
-        ["Tennessee", "m.01a", "Bill Haslam"],
-        ["Tennessee", "Nashville"],
-        ["Tennessee", "m.01b", "Phil Bredesen"],
-        ["Tennessee", "m.01c", "Bill Haslam"],
-        ["Tennessee", "m.01d", "Al Gore"],
-        ["Tennessee", "m.01d", "Senator"],
-        ["Tennessee", "Office of the Governor", "Ned McWherter"],
-    )
-    assert compact_paths_text(kg, evidence).splitlines() == [
-        "Tennessee",
-        "  -[officials]-> · -[holder]-> Bill Haslam; Phil Bredesen",
-        "  -[capital]-> Nashville",
-        "  -[officials]-> ·",
-        "    -[holder]-> Al Gore",
-        "    -[title]-> Senator",
-        "  -[officials]-> Office of the Governor -[holder]-> Ned McWherter",
-    ]
-
-
 def test_relation_ids_keep_the_segments_that_tell_them_apart():
     short = short_relation_names(["film.film.genre", "music.artist.genre", "people.person.place_of_birth", "likes"])
     assert short == {

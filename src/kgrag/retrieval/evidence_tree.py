@@ -62,26 +62,6 @@ def _label(name: str) -> str:
     return UNNAMED if looks_like_identifier(name) else humanize(name)
 
 
-def _through_unnamed(node: _Node, first: tuple[str, bool]) -> tuple[tuple[str, bool], ...] | None:
-    """The relations (with their directions) of a path that enters ``node`` by ``first`` and goes on through
-    unnamed nodes only, one way each, to a leaf; None when ``node`` is named or the path branches. Two such
-    paths differ only in identifiers the model never sees (``Tennessee -[governing officials]-> ·
-    -[office holder]-> X`` for twenty offices), so their ends share one line."""
-    way = [first]
-    while node.children:
-        if len(node.children) > 1 or not looks_like_identifier(node.name):
-            return None
-        (rel, forward, _), node = next(iter(node.children.items()))
-        way.append((rel, forward))
-    return tuple(way)
-
-
-def _end(node: _Node) -> _Node:
-    while node.children:
-        node = next(iter(node.children.values()))
-    return node
-
-
 def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
     """The evidence as an indented tree of paths (order of first appearance kept); evidence that is not a
     KG path (a Cypher row, a text fact) follows as plain lines."""
@@ -105,26 +85,23 @@ def compact_paths_text(kg: KnowledgeGraph, evidence: Sequence[Evidence]) -> str:
     lines: list[str] = []
 
     def render(node: _Node, depth: int) -> None:
-        # leaves reached the same way share a line, at the place of the first of them: by the same relation,
-        # or by the same relations through unnamed nodes that lead nowhere else (_through_unnamed)
-        leaves: dict[tuple, list[str]] = {}
-        items: list[tuple[str, _Node | list[str]]] = []
+        # leaves reached by the same relation share a line, at the place of the first of them
+        leaves: dict[tuple[str, bool], list[str]] = {}
+        items: list[tuple[str, bool, _Node | list[str]]] = []
         for (rel, forward, _), child in node.children.items():
-            way = _through_unnamed(child, (rel, forward)) if child.children else ((rel, forward),)
-            if way is None:
-                items.append((edge(rel, forward), child))
-            elif way in leaves:
-                leaves[way].append(_label(_end(child).name))
+            if child.children:
+                items.append((rel, forward, child))
+            elif (rel, forward) in leaves:
+                leaves[(rel, forward)].append(_label(child.name))
             else:
-                leaves[way] = [_label(_end(child).name)]
-                prefix = f" {UNNAMED} ".join(edge(r, f) for r, f in way)
-                items.append((prefix, leaves[way]))
-        for prefix, item in items:
+                leaves[(rel, forward)] = [_label(child.name)]
+                items.append((rel, forward, leaves[(rel, forward)]))
+        for rel, forward, item in items:
             if isinstance(item, list):
-                lines.append("  " * depth + f"{prefix} {'; '.join(dict.fromkeys(item))}")
+                lines.append("  " * depth + f"{edge(rel, forward)} {'; '.join(item)}")
                 continue
             child = item
-            chain = [f"{prefix} {_label(child.name)}"]
+            chain = [f"{edge(rel, forward)} {_label(child.name)}"]
             while len(child.children) == 1:  # a path that does not branch stays on one line
                 (next_rel, next_forward, _), child = next(iter(child.children.items()))
                 chain.append(f"{edge(next_rel, next_forward)} {_label(child.name)}")
