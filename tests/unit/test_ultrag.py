@@ -66,13 +66,37 @@ def test_retry_once_with_the_error_message(movies_kg):
         {"prompt": "ultrag_query", "response": '"Heat" -> director'},
         {"prompt": "ultrag_answer", "response": "<answers>Michael Mann</answers>"},
     )
-    ans = Ultrag(movies_kg, llm=llm).answer("who directed Heat")
+    ans = Ultrag(movies_kg, llm=llm, arbitrate="always").answer("who directed Heat")
     assert ans.answers == ["Michael Mann"]
     assert ans.usage.llm_calls == 3
     attempts = ans.trace[0].outputs["attempts"]
     assert len(attempts) == 2
     assert "unknown relation 'director'" in attempts[0]["errors"][0]
     assert ans.trace[0].outputs["query"] == '"Heat" -> directed_by'
+
+
+def test_a_query_that_finds_one_entity_answers_with_it(movies_kg):
+    llm = _llm(
+        {"prompt": "ultrag_query", "match": "who directed", "response": '"Heat" -> directed_by'},
+        {"prompt": "ultrag_query", "match": "films did", "response": '"Michael Mann" -> directed_by_inv'},
+        {"prompt": "ultrag_query", "match": "same director", "response": '"Heat" -> directed_by -> directed_by_inv'},
+        {"prompt": "ultrag_answer", "response": "<answers>Tom Cruise</answers>"},  # from memory, never asked
+    )
+    ans = Ultrag(movies_kg, llm=llm).answer("who directed Heat")
+    assert ans.answers == ["Michael Mann"] and ans.usage.llm_calls == 1 and ans.grounded
+    assert ans.trace[-1].name == "arbitrate" and ans.trace[-1].inputs["skipped"]
+    # several entities: the arbitrator chooses; the paper's way asks it always
+    several = Ultrag(movies_kg, llm=llm).answer("which films did Michael Mann direct")
+    assert several.usage.llm_calls == 2
+    assert Ultrag(movies_kg, llm=llm, arbitrate="always").answer("who directed Heat").usage.llm_calls == 2
+    # the one entity found is the question's own: the arbitrator is asked
+    kg = KnowledgeGraph.from_triples([("Ann", "knows", "Bob"), ("Cid", "likes", "Bob")])
+    llm = _llm(
+        {"prompt": "ultrag_query", "response": '"Bob" -> knows_inv'},
+        {"prompt": "ultrag_answer", "response": "<answers>Cid</answers>"},
+    )
+    itself = Ultrag(kg, llm=llm, fallback="none").answer("who else knows the one Ann knows", ["Ann"])
+    assert itself.usage.llm_calls == 2 and "skipped" not in itself.trace[-1].inputs
 
 
 @pytest.mark.parametrize("junk", ["", "I am not sure.", "<query>", "AND(((", "```\n```", "\x00\x01"])
@@ -324,7 +348,7 @@ def test_cli_retrieve_and_ask_with_a_scripted_llm(tmp_path):
         "--json",
     )  # fmt: skip
     out = json.loads(proc.stdout)
-    assert out["answers"] == ["1995"] and out["usage"]["llm_calls"] == 2
+    assert out["answers"] == ["1995"] and out["usage"]["llm_calls"] == 1  # one entity found: no arbitrator call
     assert out["grounded"] and len(out["support"]["1995"]) == 1
     # without --json each answer is printed with the facts that support it
     proc = run_cli(

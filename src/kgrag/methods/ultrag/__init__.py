@@ -408,6 +408,12 @@ class Ultrag(Method):
             return self._fallback(question, topic_entities, topic_names, reason, trace)
         assert query is not None and execution is not None
         offered = self.candidates(query, execution, self.config.top_answers)
+        if len(offered) == 1 and self.config.arbitrate == "when_several":
+            only = self.kg.entities[offered[0].entity]
+            if only not in topic_names:
+                with trace.step("arbitrate", candidates=1, skipped="the query found one entity") as step:
+                    step.outputs["answers"] = [only]
+                return [only], self.evidence_for(query, execution, [only], offered)
         with trace.step("arbitrate", candidates=len(offered)) as step:
             names = [self.kg.entities[c.entity] for c in offered]
             answers = ask_for_answers(

@@ -33,6 +33,11 @@ class UltragConfig(MethodConfig):
     top_nodes: Annotated[int | None, ClientRange(1, 30_000)] = None
     repair_directions: bool = True  # flip projections that reach nothing when the other direction does
     top_answers: Annotated[int, ClientRange(1, 100)] = 50  # entities shown to the arbitrator
+    # "always": the arbitrator reads the query's answers (the paper); "when_several": a query that found one
+    # entity (not one of the question's) answers with it, and the arbitrator is asked only when there is a
+    # choice. With one candidate the 1.5B arbitrator can only keep it or answer from memory, and memory lost
+    # more than it won: (measurement below, benchmarks/results/ultrag_arbitrate.json)
+    arbitrate: Literal["always", "when_several"] = "when_several"
     explain_answers: Annotated[int, ClientRange(1, 50)] = 10  # best entities whose supporting triples are evidence
     # relations listed to the query writer at most; None: as many as fit the context window (all when they fit)
     max_relations: Annotated[int | None, ClientRange(1, 5000)] = None
