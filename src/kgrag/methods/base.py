@@ -184,7 +184,7 @@ class Method(ABC):
         reply = next((c.token_logprobs for c in reversed(calls) if c.token_logprobs is not None), None)
         # in the model's order ("first" is its first), read against the last reply (the answer call's)
         fit = self._pattern_fit(question if claim is None else claim.asked, evidence, topics, read)
-        signals = answer_signals(answers, evidence, support, reply, fit)
+        signals = answer_signals(answers, evidence, support, reply, fit, sole=_sole(trace.steps))
         answers = supported_first(answers, support, fit if self.config.fit_first else None)
         set_aside: list[str] = []
         if self.config.own_knowledge == "where_silent" and kind != "count" and claim is None:
@@ -320,6 +320,11 @@ def found_no_entity(steps: Sequence[Step]) -> bool:
     which records the ``entities`` it found) and found none."""
     looked = any(step.name == "link" and isinstance(step.outputs.get("entities"), list) for step in steps)
     return looked and not _linked(steps)
+
+
+def _sole(steps: Sequence[Step]) -> list[str]:
+    """Answers a step took as the only option there was, no model call choosing them (``sole`` of a step)."""
+    return [name for step in steps for name in step.outputs.get("sole", [])]
 
 
 def _no_entity_reason(kg: KnowledgeGraph, question: str) -> str:

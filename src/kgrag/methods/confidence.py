@@ -69,12 +69,16 @@ def answer_signals(
     support: dict[str, list[int]],
     token_logprobs: Sequence[TokenLogprob] | None = None,
     fit: dict[str, float] | None = None,
+    sole: Sequence[str] = (),
 ) -> dict[str, dict[str, float]]:
     """Per answer, the signals of the module docstring (each scaled to about 0–1, so weights compare);
     ``token_logprobs`` are those of the reply the answers were read from, ``fit`` maps answers to their
-    :func:`~kgrag.methods.pattern_fit.pattern_fit` (empty or None: not read)."""
+    :func:`~kgrag.methods.pattern_fit.pattern_fit` (empty or None: not read). ``sole`` answers were the only
+    option, so no model call chose them (ultrag's query found one entity): they read as a choice held to one
+    option would, written with probability 1."""
     fit = fit or {}
     written = written_probabilities(answers, token_logprobs or [])
+    written.update({a: {"llm": 1.0, "llm_ratio": 1.0, "llm_entropy": 0.0} for a in sole if a in answers})
     keys = [{normalize(name) for name in ev.entities} for ev in evidence]
     options = len(set().union(*keys)) if keys else 0
     out: dict[str, dict[str, float]] = {}

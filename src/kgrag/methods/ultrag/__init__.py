@@ -412,7 +412,7 @@ class Ultrag(Method):
             only = self.kg.entities[offered[0].entity]
             if only not in topic_names:
                 with trace.step("arbitrate", candidates=1, skipped="the query found one entity") as step:
-                    step.outputs["answers"] = [only]
+                    step.outputs.update(answers=[only], sole=[only])
                 return [only], self.evidence_for(query, execution, [only], offered)
         with trace.step("arbitrate", candidates=len(offered)) as step:
             names = [self.kg.entities[c.entity] for c in offered]
