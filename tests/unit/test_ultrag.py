@@ -85,8 +85,8 @@ def test_a_query_that_finds_one_entity_answers_with_it(movies_kg):
     ans = Ultrag(movies_kg, llm=llm).answer("who directed Heat")
     assert ans.answers == ["Michael Mann"] and ans.usage.llm_calls == 1 and ans.grounded
     assert ans.trace[-1].name == "arbitrate" and ans.trace[-1].inputs["skipped"]
-    # its confidence reads it as a choice held to one option: written with probability 1
-    assert ans.signals["Michael Mann"]["llm"] == 1.0 and ans.signals["Michael Mann"]["llm_known"] == 1.0
+    # its confidence knows no model chose it
+    assert ans.signals["Michael Mann"]["sole"] == 1.0 and ans.signals["Michael Mann"]["llm_known"] == 0.0
     # several entities: the arbitrator chooses; the paper's way asks it always
     several = Ultrag(movies_kg, llm=llm).answer("which films did Michael Mann direct")
     assert several.usage.llm_calls == 2

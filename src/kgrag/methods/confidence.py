@@ -20,7 +20,9 @@ one ``abstain`` threshold:
 - ``misfit``: how far the relation path to it is from what the question asks, ``1 - fit`` of :mod:`.pattern_fit`
   (0: the question's best reading by FRAG's zero-shot pattern scorer reaches it; 1: no reading near the best
   does). 0 where it cannot be read (no entity of the question with relations to follow, a Cypher row, the
-  no-KG baseline): a signal that is absent says nothing against the answer.
+  no-KG baseline): a signal that is absent says nothing against the answer;
+- ``sole``: the answer was the only option and no model call chose it (ultrag's query found one entity, so its
+  arbitrator is not asked): the ``llm`` signals are then unknown, and this says why.
 
 The probability is a logistic function of these with one weight vector per method, fitted on dev questions of
 several KGs (``benchmarks/confidence_fit.py`` writes ``confidence.json`` next to this module, with what it was
@@ -59,6 +61,7 @@ SIGNALS = (
     "llm_entropy",
     "llm_known",
     "misfit",
+    "sole",
 )
 WEIGHTS_FILE = Path(__file__).with_name("confidence.json")
 
@@ -74,11 +77,10 @@ def answer_signals(
     """Per answer, the signals of the module docstring (each scaled to about 0–1, so weights compare);
     ``token_logprobs`` are those of the reply the answers were read from, ``fit`` maps answers to their
     :func:`~kgrag.methods.pattern_fit.pattern_fit` (empty or None: not read). ``sole`` answers were the only
-    option, so no model call chose them (ultrag's query found one entity): they read as a choice held to one
-    option would, written with probability 1."""
+    option, so no model call chose them (ultrag's query found one entity): ``sole`` says so, and the model's
+    probabilities are unknown for them."""
     fit = fit or {}
     written = written_probabilities(answers, token_logprobs or [])
-    written.update({a: {"llm": 1.0, "llm_ratio": 1.0, "llm_entropy": 0.0} for a in sole if a in answers})
     keys = [{normalize(name) for name in ev.entities} for ev in evidence]
     options = len(set().union(*keys)) if keys else 0
     out: dict[str, dict[str, float]] = {}
@@ -97,6 +99,7 @@ def answer_signals(
             **written.get(answer, dict.fromkeys(("llm", "llm_ratio", "llm_entropy"), 0.0)),
             "llm_known": float(answer in written),
             "misfit": round(1.0 - fit[answer], 4) if answer in fit else 0.0,
+            "sole": float(answer in sole),
         }
     return out
 
