@@ -36,7 +36,9 @@ class UltragConfig(MethodConfig):
     # "always": the arbitrator reads the query's answers (the paper); "when_several": a query that found one
     # entity (not one of the question's) answers with it, and the arbitrator is asked only when there is a
     # choice. With one candidate the 1.5B arbitrator can only keep it or answer from memory, and memory lost
-    # more than it won: (measurement below, benchmarks/results/ultrag_arbitrate.json)
+    # more than it won: dev, paired replays (only the skipped calls differ), WebQSP proxy 101-400 and MetaQA
+    # seeded 30/hop seeds 1-2, software, pharmacy: Hit@1 +5 / -0 over 516 questions, calls 2.0 -> 1.6-1.75
+    # (benchmarks/results/ultrag_arbitrate.json)
     arbitrate: Literal["always", "when_several"] = "when_several"
     explain_answers: Annotated[int, ClientRange(1, 50)] = 10  # best entities whose supporting triples are evidence
     # relations listed to the query writer at most; None: as many as fit the context window (all when they fit)
