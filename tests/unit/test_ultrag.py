@@ -429,8 +429,9 @@ def test_relation_list_grows_with_the_context_window(freebase_like_kg, static_em
         method.answer("what genre is the film Titanic", ["Titanic"])
         return _shown_relations(llm.calls[0][1][1]["content"])
 
-    sizes = [len(shown(window=w, other_relations=500)) for w in (1024, 2048, 8192)]
+    sizes = [len(shown(window=w, other_relations=500, focused_relations=None)) for w in (1024, 2048, 8192)]
     assert sizes[0] < sizes[1] < sizes[2] < freebase_like_kg.num_relations
+    assert len(shown(window=8192, other_relations=500)) == 30  # focused_relations: the best 30 however many fit
     near = shown()  # the neighbourhood's 4 relations only, the ones at the topic first
     assert near == ["starring", "genre", "actor", "character"]
     assert shown(relation_names="full") == [

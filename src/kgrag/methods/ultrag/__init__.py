@@ -189,7 +189,7 @@ class Ultrag(Method):
             name = "ultrag_query_focused"
             kg_lines = self._kg_lines(self._both_ways(True))  # what text() reads from here on
             ranked, lines, hood = view()
-            best = ranked[:limit].tolist()
+            best = ranked[: min(limit, self.config.focused_relations or limit)].tolist()
             count = longest_fitting(
                 len(best), lambda k: tokens(name, text(shown_order(best[:k], hood), lines)) <= window
             )
