@@ -1,14 +1,15 @@
 """The names a query writer reads and writes for a KG's relations: Freebase-style ids shortened.
 
-A namespaced relation id is mostly namespace: ``education.educational_institution.students_graduates`` is
-13 tokens, written three times on its line of the query writer's list (the name, and the example fact read
-both ways), for ten to twenty relations a question. Its last segments, as few as keep it apart from every
-other relation of the KG (``students_graduates``; ``film.genre`` where ``music.artist.genre`` also exists),
-say the same to the model in a third of the tokens. The aliases are computed once over the whole KG, so a
-relation has one name in every prompt, example and grammar, and the validator reads an alias back to the
-KG's id (:class:`~kgrag.methods.ultrag.dsl.validator.RelationResolver`): queries, traces and evidence keep the
-KG's own names. A KG whose relations have no dots (MetaQA's ``directed_by``, a user's CSV) keeps them as they
-are, and so does every KG where an alias and an inverse could be read as each other.
+A namespaced relation id is mostly namespace: ``education.educational_institution.students_graduates`` is 9
+tokens of the default model (``students_graduates``: 3), written three times on its line of the query writer's
+list (the name, and the example fact read both ways), for ten to twenty relations a question. Its last segments,
+as few as keep it apart from every other relation of the KG (``students_graduates``; ``film.genre`` where
+``music.artist.genre`` also exists), say the same to the model in a third of the tokens. The aliases are
+computed once over the whole KG, so a relation has one name in every prompt, example and grammar, and the
+validator reads an alias back to the KG's id (:class:`~kgrag.methods.ultrag.dsl.validator.RelationResolver`):
+queries, traces and evidence keep the KG's own names. A KG whose relations have no dots (MetaQA's
+``directed_by``, a user's CSV) keeps them as they are, and so does every KG where an alias and an inverse could
+be read as each other.
 """
 
 from __future__ import annotations
