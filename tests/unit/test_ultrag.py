@@ -404,7 +404,10 @@ def _shown_relations(user_message: str) -> list[str]:
 def test_relation_list_holds_what_the_question_needs_within_the_budget(freebase_like_kg, static_embedder, topics):
     kg = freebase_like_kg
     llm = RecordingLLM(context_window=2048)
-    method = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, grammar="on", other_relations=0)
+    method = Ultrag(
+        kg, llm=llm, embedder=static_embedder, fallback="none", retries=0, grammar="on", other_relations=0,
+        relation_names="short",
+    )  # fmt: skip
     method.answer("what genre is the film Titanic", topics)
     _, messages, params = llm.calls[0]
     shown = _shown_relations(messages[1]["content"])  # by their aliases: the last segment of each id is unique
@@ -432,15 +435,15 @@ def test_relation_list_grows_with_the_context_window(freebase_like_kg, static_em
     sizes = [len(shown(window=w, other_relations=500, focused_relations=None)) for w in (1024, 2048, 8192)]
     assert sizes[0] < sizes[1] < sizes[2] < freebase_like_kg.num_relations
     assert len(shown(window=8192, other_relations=500)) == 30  # focused_relations: the best 30 however many fit
-    near = shown()  # the neighbourhood's 4 relations only, the ones at the topic first
+    near = shown(relation_names="short")  # the neighbourhood's 4 relations only, the ones at the topic first
     assert near == ["starring", "genre", "actor", "character"]
-    assert shown(relation_names="full") == [
+    assert shown() == [
         "film.film.starring",
         "film.film.genre",
         "film.performance.actor",
         "film.performance.character",
     ]
-    wider = shown(other_relations=10)  # and the 10 closest others after them
+    wider = shown(other_relations=10, relation_names="short")  # and the 10 closest others after them
     assert len(wider) == 14 and wider[:4] == near
     assert len(shown(max_relations=2, other_relations=10)) == 2
 
@@ -468,9 +471,9 @@ def test_the_query_writer_names_relations_by_aliases_that_read_back_to_the_kgs_i
         {"prompt": "ultrag_query", "response": '"Titanic" -> genre'},
         {"prompt": "ultrag_answer", "response": "<answers>Romance Film</answers>"},
     )
-    answer = Ultrag(kg, llm=llm, embedder=static_embedder, fallback="none", grammar="on").answer(
-        "what genre is Titanic", ["Titanic"]
-    )
+    answer = Ultrag(
+        kg, llm=llm, embedder=static_embedder, fallback="none", grammar="on", relation_names="short"
+    ).answer("what genre is Titanic", ["Titanic"])
     assert answer.answers == ["Romance Film"]
     assert answer.trace[0].outputs["query"] == '"Titanic" -> film.film.genre'
     _, messages, params = llm.calls[0]

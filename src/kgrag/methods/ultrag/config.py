@@ -71,8 +71,11 @@ class UltragConfig(MethodConfig):
     # how the query writer's list, examples and grammar name a relation: "short", by the last segments of a
     # dotted id that keep it apart from the KG's other relations (education.educational_institution.
     # students_graduates -> students_graduates; read back to the KG's id before the query runs), or "full", by
-    # the KG's id. Relations without dots (MetaQA, CSVs) read the same either way (ultrag/dsl/aliases.py)
-    relation_names: Literal["short", "full"] = "short"
+    # the KG's id. Relations without dots (MetaQA, CSVs) read the same either way (ultrag/dsl/aliases.py).
+    # WebQSP proxy, dev, fresh, paired: evaluated prompt tokens (median, both calls) 579 -> 418 on questions
+    # 301-400, but Hit@1 0.67 -> 0.66 (+2 / -3) there and 0.70 -> 0.69 (+3 / -4) on 201-300, a third of the
+    # answers reshuffled: not the default (#26: no KG lower; benchmarks/results/ultrag_relation_names.json)
+    relation_names: Literal["short", "full"] = "full"
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
     # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
     # its facts: dev, the same replies otherwise, user-style KGs +2 / -0, MetaQA +0 / -0, WebQSP proxy +1 / -3
