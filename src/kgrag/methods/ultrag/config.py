@@ -73,8 +73,9 @@ class UltragConfig(MethodConfig):
     # students_graduates -> students_graduates; read back to the KG's id before the query runs), or "full", by
     # the KG's id. Relations without dots (MetaQA, CSVs) read the same either way (ultrag/dsl/aliases.py).
     # WebQSP proxy, dev, fresh, paired: evaluated prompt tokens (median, both calls) 579 -> 418 on questions
-    # 301-400, but Hit@1 0.67 -> 0.66 (+2 / -3) there and 0.70 -> 0.69 (+3 / -4) on 201-300, a third of the
-    # answers reshuffled: not the default (#26: no KG lower; benchmarks/results/ultrag_relation_names.json)
+    # 301-400 (699.5 -> 536.5 on 201-300), but Hit@1 0.67 -> 0.66 (+2 / -3) there and 0.70 -> 0.70 (+4 / -4)
+    # on 201-300, a third of the answers reshuffled: not the default (#26: no KG lower;
+    # benchmarks/results/ultrag_relation_names.json)
     relation_names: Literal["short", "full"] = "full"
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
     # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
