@@ -46,8 +46,8 @@ class UltragConfig(MethodConfig):
     # when the list is chosen per question (the whole one does not fit): the best this many at most, not as many
     # as fit (None). A country's neighbourhood lists hundreds of relations, 2,000-7,000 prompt tokens, and the
     # queries of 196 dev questions used a relation ranked past 30 once (wrong then). WebQSP proxy 301-400, dev,
-    # paired: the 16 questions with more change, Hit@1 +1 / -0, their seconds 1,020 -> 395
-    # (benchmarks/results/ultrag_focused_relations.json)
+    # paired: the 16 questions with more change, Hit@1 +1 / -0, their evaluated prompt tokens 1,920 -> 1,200
+    # (median; benchmarks/results/ultrag_focused_relations.json)
     focused_relations: Annotated[int | None, ClientRange(1, 5000)] = 30
     # tokens the query writer's prompt and reply may take together; None: the LLM's context window (or
     # UNKNOWN_CONTEXT_WINDOW when it does not report one). Never more than the LLM's own window.
