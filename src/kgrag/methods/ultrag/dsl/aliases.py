@@ -14,6 +14,8 @@ be read as each other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import short_relation_names
 from kgrag.methods.ultrag.dsl.nodes import INVERSE_SUFFIX
@@ -33,6 +35,7 @@ def _aliases(names: list[str]) -> list[str]:
     return aliases
 
 
-def query_names(kg: KnowledgeGraph, short: bool) -> list[str]:
-    """Per relation id, the name the query writer is shown: its alias (``short``) or the KG's id."""
-    return relation_aliases(kg) if short else list(kg.relations)
+def query_names(kg: KnowledgeGraph, short: bool) -> Sequence[str]:
+    """Per relation id, the name the query writer is shown: its alias (``short``) or the KG's id (the KG's own
+    list, not a copy: every relation line of every question reads it)."""
+    return relation_aliases(kg) if short else kg.relations
