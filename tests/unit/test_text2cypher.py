@@ -122,6 +122,28 @@ def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):
         ExamplePairs.load(pairs, load_embedder("static"))
 
 
+def test_masked_questions_meet_examples_of_their_shape_about_other_values(tmp_path, index):
+    assert index.mask("Which products of the Seafood category cost more than 20?") == (
+        "Which products of the value category cost more than number?"
+    )
+    quoted = index.mask("Customers with orders on '1996-07-04 00:00:00.000' in Germany")
+    assert quoted == "Customers with orders on value in value"  # the quoted literal is one span, not its parts
+    assert index.mask("the top 1 product") == "the top number product"
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"question": "How many orders were shipped to Mexico?", "cypher": "MATCH (o:Order) RETURN count(o)"},
+        {"question": "Which customers are located in France?", "cypher": "MATCH (c:Customer) RETURN c"},
+    ]
+    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    asked = "How many orders were shipped to France?"
+    masked = ExamplePairs.load(pairs, load_embedder("static"), index.mask)
+    assert masked.similar(asked, 1)[0][0] == "How many orders were shipped to Mexico?"
+    scores = masked.vectors @ masked.embedder.encode([masked.mask(asked)])[0]
+    assert scores[0] == pytest.approx(1.0, abs=1e-5)  # one shape, other values: the same masked question
+    plain = ExamplePairs.load(pairs, load_embedder("static"))
+    assert (plain.vectors @ plain.embedder.encode([asked])[0])[0] < 0.99
+
+
 def _first_then_repair(first: str, repair: str, asked: str) -> ScriptedLLM:
     """A scripted model that writes ``first`` for a question holding ``asked`` and ``repair`` when told the
     first query returned no rows."""

@@ -22,6 +22,7 @@ _WORD = re.compile(r"[\w'&./-]+", re.UNICODE)
 _QUOTED = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"")
 MAX_SPAN = 6
 _ISO_DATE = re.compile(r"[12][0-9]{3}-[01][0-9]-[0-3][0-9]")
+_NUMBER_WORD = re.compile(r"\b[0-9]+(\.[0-9]+)?\b")
 _NUMBER = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
 
 
@@ -96,17 +97,18 @@ class ValueIndex:
         """The (label, property) pairs that store ``value`` (compared as :meth:`link` compares)."""
         return {(h.label, h.prop) for h in self.values.get(_key(value), [])}
 
-    def link(self, question: str, *, limit: int = 8) -> list[ValueHint]:
-        """Hints for the values the question names: quoted literals (exact, then close spellings), then the
-        longest word spans equal to a stored value, never two overlapping spans."""
-        hints: list[ValueHint] = []
+    def spans(self, question: str) -> list[tuple[int, int, list[ValueHint]]]:
+        """Where the question names values: quoted literals (exact, then close spellings; one the database
+        lacks is a span without hints), then the longest word spans equal to a stored value, never two
+        overlapping word spans (a word span may lie inside a quoted literal)."""
+        found: list[tuple[int, int, list[ValueHint]]] = []
         for m in _QUOTED.finditer(question):
             literal = _key(m.group(1) or m.group(2))
-            found = self.values.get(literal)
-            if found is None:
+            hints = self.values.get(literal)
+            if hints is None:
                 close = difflib.get_close_matches(literal, self.values.keys(), n=1, cutoff=0.85)
-                found = self.values[close[0]] if close else []
-            hints += found
+                hints = self.values[close[0]] if close else []
+            found.append((m.start(), m.end(), hints))
         words = [(m.start(), m.end()) for m in _WORD.finditer(question)]
         taken = [False] * len(words)
         for size in range(min(MAX_SPAN, len(words)), 0, -1):
@@ -116,9 +118,26 @@ class ValueIndex:
                 span = _key(question[words[i][0] : words[i + size - 1][1]])
                 if len(span) < 2 or span.replace(".", "").isdigit() or span not in self.values:
                     continue
-                hints += self.values[span]
+                found.append((words[i][0], words[i + size - 1][1], self.values[span]))
                 taken[i : i + size] = [True] * size
-        return list(dict.fromkeys(hints))[:limit]
+        return found
+
+    def link(self, question: str, *, limit: int = 8) -> list[ValueHint]:
+        """Hints for the values the question names (:meth:`spans`), quoted literals first."""
+        return list(dict.fromkeys(h for _, _, hints in self.spans(question) for h in hints))[:limit]
+
+    def mask(self, question: str) -> str:
+        """The question with the values it names and its numbers replaced by ``value`` / ``number``: "orders
+        shipped to Germany in 1997" and "orders shipped to France in 1996" then read alike, as questions whose
+        queries share a shape should (example retrieval with masked questions, as DAIL-SQL does)."""
+        kept: list[tuple[int, int]] = []
+        for start, end, _ in sorted(self.spans(question), key=lambda s: (s[0], -s[1])):
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, end))
+        out = question
+        for start, end in reversed(kept):
+            out = out[:start] + "value" + out[end:]
+        return _NUMBER_WORD.sub("number", out)
 
 
 __all__ = ["ValueHint", "ValueIndex"]
