@@ -14,9 +14,10 @@ from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
-from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate
+from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
+from kgrag.retrieval.triples import triples_as_evidence
 from tests.conftest import MOVIES, run_cli
 
 Q = "Which actors starred in the films directed by Michael Mann?"
@@ -425,3 +426,46 @@ def test_plan_facts_put_the_topics_own_first_then_the_best_of_the_rest(kg):
     assert {ev.triples[0] for ev in own} == {ev.triples[0] for ev in first_hop}
     only = get_method("decompose")(kg, top_k=6)._plan_facts("who acted", pool, [heat])
     assert all("Heat" in ev.entities for ev in only)
+
+
+def _one_film_llm() -> ScriptedLLM:
+    return ScriptedLLM(
+        {
+            "rules": [
+                {
+                    "prompt": "decompose_questions",
+                    "response": "<subquestions>\n1. Which films did Michael Mann direct?\n"
+                    "2. Which actors starred in #1?\n</subquestions>",
+                },
+                {
+                    "prompt": "decompose_answer",
+                    "match": r"Question: Which films did",
+                    "response": "<answers>Heat</answers>",
+                },
+                {"prompt": "decompose_answer", "response": "<answers>Al Pacino</answers>"},
+                {"prompt": "decompose_synthesis", "response": "<answers>Al Pacino</answers>"},
+            ]
+        }
+    )
+
+
+@pytest.mark.parametrize("widen_steps", [False, True])
+def test_a_later_step_reads_every_entity_reached_the_way_an_answer_was(kg, widen_steps):
+    method = get_method("decompose")(kg, llm=_one_film_llm(), plan_answers=False, top_k=4, widen_steps=widen_steps)
+    answer = method.answer(Q, ["Michael Mann"])
+    first, second = answer.trace[3].outputs, answer.trace[4].outputs
+    assert first["answers"] == ["Heat"] and "The Insider directed by Michael Mann" in first["facts"]
+    # "Heat directed by Michael Mann": The Insider is directed by him too, so with widen_steps step 2 reads it
+    assert second["anchors"] == (["Heat", "The Insider"] if widen_steps else ["Heat"])
+    assert second["query"] == "Which actors starred in Heat?"  # the question the model reads is unchanged
+
+
+def test_widen_adds_only_what_the_read_facts_reach_the_same_way(kg):
+    mann, heat, insider = (kg.entity_id(n) for n in ("Michael Mann", "Heat", "The Insider"))
+    facts = [t for t in range(kg.num_triples) if mann in (kg.heads[t], kg.tails[t])]
+    evidence = triples_as_evidence(kg, np.array(facts))
+    assert widen(kg, [heat], evidence, [mann]) == [heat, insider]
+    assert widen(kg, [heat], evidence, []) == [heat]  # no anchor: no way to compare with
+    directed = [ev for ev in evidence if kg.rels[ev.triples[0]] == kg.relation_id("directed_by")]
+    written_only = [ev for ev in evidence if ev not in directed]
+    assert widen(kg, [heat], written_only, [mann]) == [heat]  # The Insider is not written by him in the facts

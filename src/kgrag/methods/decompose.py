@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from kgrag.methods.settings import ClientRange, ModelSetting
 from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
+
+if TYPE_CHECKING:
+    from kgrag.graph.kg import KnowledgeGraph
 
 _END = re.compile(r"<\s*/?\s*END\s*/?\s*>", re.I)
 _REF = re.compile(r"#(\d+)")
@@ -86,6 +89,7 @@ class ChainStep:
     query: str
     facts: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
+    reached: list[int] = field(default_factory=list)  # the entities the answers stand for: later steps' anchors
 
     def as_dict(self) -> dict[str, object]:
         return {"subquestion": self.subquestion, "query": self.query, "facts": self.facts, "answers": self.answers}
@@ -190,6 +194,10 @@ class DecomposeConfig(MethodConfig):
     # of one step for a two-hop question still sees the second hop (what a one-step plan read before), at
     # about twice the prompt (MetaQA dev: 2-hop Hit@1 0.40 -> 0.59 but 1-hop F1 0.94 -> 0.46; benchmarks/RESULTS.md).
     plan_facts: Literal["first_hop", "first_hop_first"] = "first_hop"
+    # A later step starts from the entities an earlier step's answers name and, with this on, from every entity
+    # the facts that step read link to its anchor the same way (relation and direction) as an answer: the model
+    # names one of three films a writer wrote, the next step reads all three (:func:`widen`).
+    widen_steps: bool = False
     embedder: ModelSetting = "minilm"
 
 
@@ -234,6 +242,11 @@ class Decompose(Method):
     def _entities_named(self, names: Sequence[str]) -> list[int]:
         index = NameIndex.of(self.kg)
         return list(dict.fromkeys(e for n in names for e in index.by_key.get(normalize(n), [])[:1]))
+
+    def _reached(self, answers: Sequence[str], evidence: Sequence[Evidence], anchors: Sequence[int]) -> list[int]:
+        """The entities a step's answers stand for in later steps (``widen_steps``)."""
+        named = self._entities_named(answers)
+        return widen(self.kg, named, evidence, anchors) if self.config.widen_steps else named
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Top-K candidates ranked against the whole question (no LLM, hence no sub-questions)."""
@@ -284,7 +297,8 @@ class Decompose(Method):
             text = replies[0] if replies else ""
             plan = parse_decomposition(text, question, max_subquestions=self.config.max_subquestions)
             first = plan.subquestions[0] if len(plan.subquestions) > 1 else question
-            done = ChainStep(first, first, [ev.text for ev in evidence], answers) if answers else None
+            reached = self._reached(answers, evidence, self._first_hop_anchors(topics, pool))
+            done = ChainStep(first, first, [ev.text for ev in evidence], answers, reached) if answers else None
             step.outputs.update(plan.outputs(text), answers=answers)
         return plan, done, evidence
 
@@ -313,13 +327,16 @@ class Decompose(Method):
                 refs = [len(chain) - 1]
             if chain:  # later steps: the entities the referenced answers name, and topics the query names
                 named = [t for t in topics if self.kg.entities[t].lower() in query.lower()]
-                anchors = list(dict.fromkeys(self._entities_named([a for k in refs for a in chain[k].answers]) + named))
+                anchors = list(dict.fromkeys([e for k in refs for e in chain[k].reached] + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
             exclude = [self.kg.entities[e] for e in (anchors or topics)]
             answers = answer_from_facts(self, "decompose_answer", query, evidence, exclude, earlier=earlier)
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
+            done.reached = self._reached(answers, evidence, anchors)
             step.outputs.update(done.as_dict())
+            if self.config.widen_steps:
+                step.outputs["reached"] = [self.kg.entities[e] for e in done.reached[:20]]
         return done, evidence
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
@@ -361,6 +378,20 @@ class Decompose(Method):
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
         return answers, list(evidence.values())
+
+
+def widen(
+    kg: KnowledgeGraph, answers: Sequence[int], evidence: Sequence[Evidence], anchors: Sequence[int]
+) -> list[int]:
+    """``answers`` and the entities the same facts reach the same way: each fact of ``evidence`` that links an
+    anchor to an answer names a (anchor, relation, direction); every other fact of ``evidence`` with the same
+    one adds its far end. Only facts the step read count, so nothing the model was not shown is added."""
+    found, anchor_set = set(answers), set(anchors)
+    facts = [(int(kg.heads[t]), int(kg.rels[t]), int(kg.tails[t])) for ev in evidence for t in ev.triples[:1]]
+    ways = {(h, r, True) for h, r, t in facts if h in anchor_set and t in found}
+    ways |= {(t, r, False) for h, r, t in facts if t in anchor_set and h in found}
+    more = [t for h, r, t in facts if (h, r, True) in ways] + [h for h, r, t in facts if (t, r, False) in ways]
+    return list(dict.fromkeys([*answers, *(e for e in more if e not in anchor_set)]))
 
 
 def _chain_text(chain: Sequence[ChainStep]) -> str:
