@@ -424,3 +424,16 @@ def test_a_primed_first_round_reads_the_llm_free_retrieval(kg):
     assert steps(answer).count("text_retrieval") == 1  # the question-only scoring is not run twice
     plain, _ = first_linker_prompt()
     assert not re.search(r"so far:\s*\n1\. ", plain)
+
+
+def test_agent_first_chooses_relations_before_one_kg_linker_round_that_reads_them(kg):
+    """``agent_first``: the agent's relation choice runs from the question's entity before KG-Linker, whose one
+    round reads the facts the agent found; three calls in all, in that order."""
+    llm = RecordingLLM(*rules(), default="<answers>\nMichael Mann\n</answers>")
+    answer = get_method("byokg")(kg, llm=llm, agent_first=True).answer(QUESTION)
+    assert [c.prompt for c in answer.usage.calls] == ["byokg_select_relations", "byokg_linker", "byokg_answer"]
+    assert steps(answer)[:3] == ["prime", "agentic", "graph_reranker"]
+    assert steps(answer).count("agentic") == 1 and steps(answer).count("text_retrieval") == 1
+    linker_prompt = llm.messages("byokg_linker")[0][-1]["content"]
+    assert re.search(r"so far:\s*\n1\. .*starred actors", linker_prompt)  # the agent's starred_actors facts
+    assert answer.answers == ["Michael Mann"]

@@ -130,9 +130,10 @@ class BYOKG(GraphQuery, Method):
         seen_entities: set[int] = set()
         seen_artifacts: set[str] = set()
         drafts: list[str] = []
-        if cfg.linker_primed:
+        primed = cfg.linker_primed or cfg.agent_first
+        if primed:
             self._prime(question, given, context, trace)
-        for round_no in range(1, max(cfg.iterations, 1) + 1):
+        for round_no in range(1, 1 + (1 if cfg.agent_first else max(cfg.iterations, 1))):
             art = self._kg_linker(question, context, given, round_no, trace)
             if art.answers:
                 drafts = art.answers
@@ -164,11 +165,11 @@ class BYOKG(GraphQuery, Method):
             elif cfg.cypher and art.query:
                 self._graph_query(art.query, context, trace)
             seeds = list(dict.fromkeys(fresh + answers))
-            if cfg.agentic and seeds:
+            if cfg.agentic and seeds and not cfg.agent_first:
                 self._agentic(question, seeds, context, trace)
             if cfg.graph_reranker and seeds:
                 self._graph_reranker(question, seeds, context, trace)
-            if cfg.text_retrieval and round_no == 1 and not cfg.linker_primed:  # depends on the question only
+            if cfg.text_retrieval and round_no == 1 and not primed:  # depends on the question only
                 self._text_retrieval(question, context, trace)
             if cfg.self_terminate and round_no < cfg.iterations:
                 supported = context.supported(art.answers)
@@ -179,10 +180,13 @@ class BYOKG(GraphQuery, Method):
         return context, drafts
 
     def _prime(self, question: str, given: list[int], context: Context, trace: Trace) -> None:
-        """The first KG-Linker round's context (``linker_primed``): the LLM-free strategies from the given topics,
-        else from the question's mentions, which become the context's anchors."""
+        """The first KG-Linker round's context (``linker_primed``, ``agent_first``): the LLM-free strategies and,
+        with ``agent_first``, the agent's choice, from the given topics, else from the question's mentions, which
+        become the context's anchors."""
         seeds = given or self._link_topics(question, [], trace, linker=self.linker, step="prime")
         context.anchors.extend(self.kg.entities[e] for e in seeds)
+        if self.config.agent_first and self.config.agentic and seeds:
+            self._agentic(question, seeds, context, trace)
         if self.config.graph_reranker and seeds:
             self._graph_reranker(question, seeds, context, trace)
         if self.config.text_retrieval:

@@ -46,6 +46,11 @@ class BYOKGConfig(MethodConfig):
     # It does not: dev, default local model, with iterations=1, university / family / catalogue Hit@1 0.80 / 0.93
     # / 0.93 -> 0.60 / 0.80 / 0.87 (+1 / -7 paired) at 3 calls instead of 4.1-4.3 (results/byokg_linker_cost.json)
     linker_primed: bool = False
+    # the agent's relation choice runs first, from the given topics or the question's mentions, beside the
+    # LLM-free strategies (the priming above), and KG-Linker makes one round that reads what it found: 3 calls
+    # (agent, KG-Linker, answer) instead of the paper's 4-5, KG-Linker's round seeing the agent's second hops as
+    # the paper's second round does
+    agent_first: bool = False
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
     # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line. Dev, default
