@@ -75,7 +75,8 @@ class UltragConfig(MethodConfig):
     # WebQSP proxy, dev, fresh, paired: evaluated prompt tokens (median, both calls) 579 -> 418 on questions
     # 301-400 (699.5 -> 536.5 on 201-300), but Hit@1 0.67 -> 0.66 (+2 / -3) there and 0.70 -> 0.70 (+4 / -4)
     # on 201-300, a third of the answers reshuffled: not the default (#26: no KG lower;
-    # benchmarks/results/ultrag_relation_names.json)
+    # benchmarks/results/ultrag_relation_names.json). With relation_examples="auto" too, questions 1-100: 566.5
+    # -> 302 tokens, Hit@1 0.68 -> 0.67 (+5 / -6; benchmarks/results/ultrag_short_forward.json)
     relation_names: Literal["short", "full"] = "full"
     # when no usable query: the method that answers instead (its retrieval and its own answer call, with its
     # defaults), or "none": the model answers alone. Its own answer call rather than this method's prompt over
