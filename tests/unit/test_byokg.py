@@ -437,3 +437,12 @@ def test_agent_first_chooses_relations_before_one_kg_linker_round_that_reads_the
     linker_prompt = llm.messages("byokg_linker")[0][-1]["content"]
     assert re.search(r"so far:\s*\n1\. .*starred actors", linker_prompt)  # the agent's starred_actors facts
     assert answer.answers == ["Michael Mann"]
+
+
+def test_agent_first_stops_before_linking_drafts_the_context_already_holds(kg):
+    """KG-Linker's one round under ``agent_first`` has read the context, as the paper's second round has: drafts
+    that stand on it end the gathering (their shortest paths would only add other entities' facts)."""
+    held = get_method("byokg")(kg, llm=RecordingLLM(*rules(answer="Heat")), agent_first=True).answer(QUESTION)
+    assert steps(held)[4:] == ["kg_linker", "self_terminate", "answer"]
+    new = get_method("byokg")(kg, llm=RecordingLLM(*rules(answer="Ridley Scott")), agent_first=True).answer(QUESTION)
+    assert "self_terminate" not in steps(new) and {"link", "shortest_paths"} <= set(steps(new))

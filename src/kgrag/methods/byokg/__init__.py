@@ -138,7 +138,7 @@ class BYOKG(GraphQuery, Method):
             if art.answers:
                 drafts = art.answers
             new = {f"e:{x}" for x in art.entities} | {f"p:{x}" for x in art.paths} | {f"q:{art.query}"}
-            if round_no > 1:  # KG-Linker has seen the context: stop when it is done or its drafts stand on it
+            if round_no > 1 or cfg.agent_first:  # KG-Linker has seen the context: stop when done or drafts stand
                 supported = context.supported(art.answers) if cfg.self_terminate else []
                 reason = ""
                 if art.finish:
