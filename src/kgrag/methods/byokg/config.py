@@ -49,7 +49,9 @@ class BYOKGConfig(MethodConfig):
     # the agent's relation choice runs first, from the given topics or the question's mentions, beside the
     # LLM-free strategies (the priming above), and KG-Linker makes one round that reads what it found: 3 calls
     # (agent, KG-Linker, answer) instead of the paper's 4-5, KG-Linker's round seeing the agent's second hops as
-    # the paper's second round does (and, like it, ending the gathering when its drafts stand on the context)
+    # the paper's second round does (and, like it, ending the gathering when its drafts stand on the context).
+    # Dev, paired: software / pharmacy +2-1 / +1-2, MetaQA first 10 per hop 3-hop 0.80 -> 0.50, WebQSP proxy
+    # 41-100 0.63 -> 0.57; +6 / -13 over 126 (benchmarks/results/byokg_agent_first.json)
     agent_first: bool = False
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
