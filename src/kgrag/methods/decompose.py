@@ -11,7 +11,10 @@
    entities, when there are any: the topics for step 1, the KG entities named by the referenced earlier
    answers after that. A sub-question asks for one relation of those entities (that is how the prompt
    defines it), and with 3-hop candidates the rest are mostly hub facts ("X has genre Comedy" for hundreds
-   of X) that a small model copies into its answer. ``anchored=False`` is the paper's ranking.
+   of X) that a small model copies into its answer. ``anchored=False`` is the paper's ranking. The anchors
+   of a later step also include every entity that the facts the earlier step read reach the way one of its
+   answers was reached (``widen_steps``): the model names one of a writer's three films, the next step reads
+   all three.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
 
 Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
