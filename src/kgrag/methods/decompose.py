@@ -339,8 +339,8 @@ class Decompose(Method):
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
             exclude = [self.kg.entities[e] for e in (anchors or topics)]
             answers = answer_from_facts(self, "decompose_answer", query, evidence, exclude, earlier=earlier)
-            done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers)
-            done.reached = self._reached(answers, evidence, anchors)
+            reached = self._reached(answers, evidence, anchors)
+            done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers, reached)
             step.outputs.update(done.as_dict())
             if self.config.widen_steps:
                 step.outputs["reached"] = [self.kg.entities[e] for e in done.reached[:20]]

@@ -133,7 +133,8 @@ class BYOKG(GraphQuery, Method):
         primed = cfg.linker_primed or cfg.agent_first
         if primed:
             self._prime(question, given, context, trace)
-        for round_no in range(1, 1 + (1 if cfg.agent_first else max(cfg.iterations, 1))):
+        rounds = 1 if cfg.agent_first else max(cfg.iterations, 1)
+        for round_no in range(1, rounds + 1):
             art = self._kg_linker(question, context, given, round_no, trace)
             if art.answers:
                 drafts = art.answers
