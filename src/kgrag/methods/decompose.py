@@ -45,7 +45,7 @@ from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
-from kgrag.methods.base import Method, MethodConfig, Trace, registry
+from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
 from kgrag.methods.settings import ClientRange, ModelSetting
 from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
@@ -205,6 +205,12 @@ class DecomposeConfig(MethodConfig):
     # 0.552), university and software, right answers grounded on MetaQA 0.81 -> 0.84
     # (benchmarks/results/decompose_widen_steps.json)
     widen_steps: bool = True
+    # A sub-question's answer call may only name entities its facts show, under a grammar (as kaping's and
+    # FRAG's can): a step's answers are the next step's anchors, and a small model writes a year range, a fact
+    # echoed whole or the anchor itself, which anchor nothing. "auto": where the model enforces grammars (local
+    # llama.cpp models). ``choose_last_step`` False leaves the last step free to answer where its facts are silent.
+    choose_answers: GrammarSetting = "off"
+    choose_last_step: bool = True
     embedder: ModelSetting = "minilm"
 
 
@@ -319,6 +325,7 @@ class Decompose(Method):
         trace: Trace,
         *,
         anchor_topics: bool = True,
+        last: bool = False,
     ) -> tuple[ChainStep, list[Evidence]]:
         """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 when ``anchor_topics`` (else
         it ranks everything); an answer that only repeats them gives way to the best candidate either way."""
@@ -338,7 +345,10 @@ class Decompose(Method):
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
             exclude = [self.kg.entities[e] for e in (anchors or topics)]
-            answers = answer_from_facts(self, "decompose_answer", query, evidence, exclude, earlier=earlier)
+            choose = use_grammar(self.config.choose_answers, self.llm) and (self.config.choose_last_step or not last)
+            answers = answer_from_facts(
+                self, "decompose_answer", query, evidence, exclude, choose=choose, earlier=earlier
+            )
             reached = self._reached(answers, evidence, anchors)
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers, reached)
             step.outputs.update(done.as_dict())
@@ -364,7 +374,8 @@ class Decompose(Method):
         # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
         anchored = len(subquestions) > 1
         for i, sub in enumerate(subquestions[len(chain) :], start=len(chain) + 1):
-            done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored)
+            last = i == len(subquestions)
+            done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored, last=last)
             chain.append(done)
             shown += found
         evidence: dict[int, Evidence] = {}
