@@ -18,7 +18,7 @@ from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, 
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.triples import triples_as_evidence
-from tests.conftest import MOVIES, run_cli
+from tests.conftest import MOVIES, RecordingLLM, run_cli
 
 Q = "Which actors starred in the films directed by Michael Mann?"
 
@@ -469,3 +469,33 @@ def test_widen_adds_only_what_the_read_facts_reach_the_same_way(kg):
     directed = [ev for ev in evidence if kg.rels[ev.triples[0]] == kg.relation_id("directed_by")]
     written_only = [ev for ev in evidence if ev not in directed]
     assert widen(kg, [heat], written_only, [mann]) == [heat]  # The Insider is not written by him in the facts
+
+
+@pytest.mark.parametrize("last_too", [True, False])
+def test_steps_choose_among_the_names_their_facts_show(kg, last_too):
+    """``choose_answers``: each sub-question's reply is held to the names of its facts, so a step's answers are
+    entities the next step can start from; a name outside them (a backend that ignores grammars) is dropped.
+    ``choose_last_step=False`` leaves the last step free."""
+    rules = [
+        {
+            "prompt": "decompose_questions",
+            "response": "<subquestions>\n1. Which films did Michael Mann direct?\n2. Which actors starred in #1?"
+            "\n</subquestions>",
+        },
+        {"prompt": "decompose_answer", "match": "direct\\?", "response": "<answers>Heat\n1990s films</answers>"},
+        {"prompt": "decompose_answer", "response": "<answers>Al Pacino</answers>"},
+        {"prompt": "decompose_synthesis", "response": "<answers>Al Pacino</answers>"},
+    ]
+    llm = RecordingLLM(*rules)
+    method = get_method("decompose")(
+        kg, llm=llm, plan_answers=False, top_k=4, choose_answers="on", choose_last_step=last_too
+    )
+    answer = method.answer(Q, ["Michael Mann"])
+    first, second = (g for (name, _, _), g in zip(llm.calls, llm.grammars) if name == "decompose_answer")
+    assert first is not None and '"Heat"' in first and '"The Insider"' in first and "1990s" not in first
+    assert (second is not None) is last_too and (not last_too or '"Al Pacino"' in second)
+    assert answer.trace[3].outputs["answers"] == ["Heat"]  # "1990s films" is no name the facts show
+    assert answer.answers == ["Al Pacino"]
+    off = RecordingLLM(*rules)
+    get_method("decompose")(kg, llm=off, plan_answers=False, top_k=4).answer(Q, ["Michael Mann"])
+    assert not any(off.grammars)
