@@ -499,3 +499,23 @@ def test_steps_choose_among_the_names_their_facts_show(kg, last_too):
     off = RecordingLLM(*rules)
     get_method("decompose")(kg, llm=off, plan_answers=False, top_k=4).answer(Q, ["Michael Mann"])
     assert not any(off.grammars)
+
+
+@pytest.mark.parametrize("widen_answers", [False, True])
+def test_the_last_steps_answers_widen_to_what_its_facts_reach_the_same_way(kg, widen_answers):
+    """``widen_answers``: the model names one actor of Heat; the facts the last step read link Robert De Niro
+    to Heat the same way, so he is an answer too (after the model's), and the trace keeps what the model said."""
+    method = get_method("decompose")(
+        kg,
+        llm=_one_film_llm(),
+        plan_answers=False,
+        top_k=4,
+        synthesize=False,
+        widen_steps=False,
+        widen_answers=widen_answers,
+    )
+    answer = method.answer(Q, ["Michael Mann"])
+    last = answer.trace[4].outputs
+    assert last["answers"] == ["Al Pacino"] and last["anchors"] == ["Heat"]  # widen_steps off: one film read
+    assert answer.answers == (["Al Pacino", "Robert De Niro"] if widen_answers else ["Al Pacino"])
+    assert ("widened" in last) is widen_answers

@@ -211,6 +211,10 @@ class DecomposeConfig(MethodConfig):
     # llama.cpp models). ``choose_last_step`` False leaves the last step free to answer where its facts are silent.
     choose_answers: GrammarSetting = "off"
     choose_last_step: bool = True
+    # The last step's answers are every named entity its facts reach the way one of the model's answers was
+    # reached (:func:`widen`, as ``widen_steps`` does for anchors; FRAG's answer call does the same with its best
+    # pattern's ends): a small model names one film of an actor's four, or one under ``choose_answers``.
+    widen_answers: bool = False
     embedder: ModelSetting = "minilm"
 
 
@@ -256,10 +260,20 @@ class Decompose(Method):
         index = NameIndex.of(self.kg)
         return list(dict.fromkeys(e for n in names for e in index.by_key.get(normalize(n), [])[:1]))
 
-    def _reached(self, answers: Sequence[str], evidence: Sequence[Evidence], anchors: Sequence[int]) -> list[int]:
-        """The entities a step's answers stand for in later steps (``widen_steps``)."""
+    def _reached(
+        self, answers: Sequence[str], evidence: Sequence[Evidence], anchors: Sequence[int], last: bool = False
+    ) -> list[int]:
+        """The entities a step's answers stand for: in later steps (``widen_steps``), as the final answers
+        (``widen_answers``, the last step)."""
         named = self._entities_named(answers)
-        return widen(self.kg, named, evidence, anchors) if self.config.widen_steps else named
+        wide = self.config.widen_steps or (last and self.config.widen_answers)
+        return widen(self.kg, named, evidence, anchors) if wide else named
+
+    def _widened_answers(self, step: ChainStep) -> list[str]:
+        """The step's answers, then the other named entities it reached (``widen_answers``)."""
+        unnamed = unnamed_entities(self.kg)
+        more = [self.kg.entities[e] for e in step.reached if not unnamed[e]]
+        return list(dict.fromkeys([*step.answers, *more]))
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Top-K candidates ranked against the whole question (no LLM, hence no sub-questions)."""
@@ -349,9 +363,11 @@ class Decompose(Method):
             answers = answer_from_facts(
                 self, "decompose_answer", query, evidence, exclude, choose=choose, earlier=earlier
             )
-            reached = self._reached(answers, evidence, anchors)
+            reached = self._reached(answers, evidence, anchors, last)
             done = ChainStep(subquestion, query, [ev.text for ev in evidence], answers, reached)
             step.outputs.update(done.as_dict())
+            if last and self.config.widen_answers:  # the model's answers stay on the trace; these go on
+                done.answers = step.outputs["widened"] = self._widened_answers(done)
             if self.config.widen_steps:
                 step.outputs["reached"] = [self.kg.entities[e] for e in done.reached[:20]]
         return done, evidence
