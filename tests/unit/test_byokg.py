@@ -376,6 +376,26 @@ def test_the_answer_call_can_read_the_facts_as_paths_from_the_question_entities(
     assert lines.answer(QUESTION).answers == ["Ridley Scott"]
 
 
+def test_the_tree_can_grow_only_from_the_entities_the_question_names(kg):
+    """``tree_roots="named"``: an entity a later round linked from the context ("Heat") is no root, so the
+    chain from the question's entity reads as one path; with none named, every anchor stays a root."""
+    facts = [
+        Evidence(text=f"{h} {r} {t}", entities=[h, t], relations=[r], triples=[i], source="agentic")
+        for i, (h, r, t) in enumerate(MOVIES)
+        if h == "Heat" and r in ("starred_actors", "directed_by")
+    ]
+    context = Context()
+    context.anchors = ["Heat", "Al Pacino"]
+    assert context.roots(QUESTION) == ["Al Pacino"]
+    assert context.roots("Who directed it?") == ["Heat", "Al Pacino"]
+    context.given = ["Heat"]
+    assert context.roots(QUESTION) == ["Heat", "Al Pacino"]  # a given topic is always a root
+    context.given = []
+    assert context.tree_text(kg, facts).startswith("Heat\n")
+    named = context.tree_text(kg, facts, QUESTION)
+    assert named.startswith("Al Pacino\n  <-[starred actors]- Heat\n") and "-[directed by]-> Michael Mann" in named
+
+
 def test_kg_linker_and_relation_choice_are_held_to_the_listed_relations(kg):
     llm = RecordingLLM(*rules())
     method = get_method("byokg")(kg, llm=llm, grammar="on", iterations=1)

@@ -110,7 +110,9 @@ class BYOKG(GraphQuery, Method):
                 self,
                 "byokg_answer",
                 question=question,
-                context=numbered(shown) if cfg.evidence_format == "lines" else context.tree_text(self.kg, shown),
+                context=numbered(shown)
+                if cfg.evidence_format == "lines"
+                else context.tree_text(self.kg, shown, question if cfg.tree_roots == "named" else None),
                 layout=TREE_LAYOUT if cfg.evidence_format == "tree" else "",
                 evidence_names=evidence_entities(shown),
                 exclude=topic_entities,
@@ -127,6 +129,7 @@ class BYOKG(GraphQuery, Method):
         cfg = self.config
         context = Context()
         given = self._given_topics(question, topics, trace)
+        context.given = [self.kg.entities[e] for e in given]
         seen_entities: set[int] = set()
         seen_artifacts: set[str] = set()
         drafts: list[str] = []

@@ -61,6 +61,10 @@ class BYOKGConfig(MethodConfig):
     # (+3 / -1) at ~100 fewer prompt tokens on 2- and 3-hop, WebQSP proxy first 20 0.55 either way
     # (benchmarks/results/byokg_evidence_tree.json)
     evidence_format: Literal["tree", "lines"] = "tree"
+    # where that tree grows from: "linked" = every entity KG-Linker's rounds linked, "named" = the given topics and
+    # the linked entities the question names (all linked when it names none); later rounds link entities read
+    # in the context, and a fact joining one to the question's entity then hangs under it, off the asked chain
+    tree_roots: Literal["linked", "named"] = "linked"
     schema_relations: Annotated[int, ClientRange(1, 200)] = (
         40  # relations listed in the KG-Linker prompt (most relevant first when more)
     )

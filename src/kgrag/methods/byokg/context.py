@@ -30,6 +30,7 @@ class Context:
     def __init__(self) -> None:
         self.items: list[Evidence] = []
         self.anchors: list[str] = []  # names of the question entities linked so far
+        self.given: list[str] = []  # names of the topic entities the user gave
         self._keys: set[Any] = set()
         self._first: set[int] = set()  # ids of items shown before all others
 
@@ -108,12 +109,23 @@ class Context:
             items = [ev for ev, level in ranked if level != float("inf") or ev.source == "cypher"] or items
         return items[:limit]
 
-    def tree_text(self, kg: KnowledgeGraph, shown: Sequence[Evidence]) -> str:
+    def tree_text(self, kg: KnowledgeGraph, shown: Sequence[Evidence], question: str | None = None) -> str:
         """``shown`` re-read as paths from the question entities and written as a tree, each shared prefix once
         (:func:`rooted_tree_text`). Given the same facts as numbered lines, the 1.5B model answered "Who teaches
         the prerequisite of Distributed Systems?" with the lecturer of another course's prerequisite, two lines
-        below the right chain."""
-        return rooted_tree_text(kg, shown, [e for e in map(kg.find_entity, self.anchors) if e is not None])
+        below the right chain. With ``question``, the tree grows only from the anchors it names (:meth:`roots`)."""
+        roots = self.anchors if question is None else self.roots(question)
+        return rooted_tree_text(kg, shown, [e for e in map(kg.find_entity, roots) if e is not None])
+
+    def roots(self, question: str) -> list[str]:
+        """The anchors a tree grows from: the given topics and the linked entities whose name the question
+        contains as words; all anchors when it names none (a misspelt name). KG-Linker's later rounds link the
+        entities it read in the context too ("Quay Robotics", a user of a package the question's maintainer
+        maintains): rooted there, the facts that join them to the question's entity hang under them, and the
+        chain the question asks about no longer reads as one path."""
+        text = f" {normalize(question)} "
+        named = [a for a in self.anchors if a in self.given or f" {normalize(a)} " in text]
+        return named or self.anchors
 
     def text(self, limit: int) -> str:
         return numbered(self.shown(limit))
