@@ -1,8 +1,9 @@
-"""Write examples/software and examples/pharmacy: two user-style KGs and their questions (issue #24).
+"""Write examples/software, examples/pharmacy and examples/bookshelf: user-style KGs and their questions (#24).
 
 Written on 2026-12-06 as KGs no method setting had been tuned on: fictional software packages with snake_case
-relation names (``depends_on``, ``maintained_by``, ``works_for``) and a fictional pharmacy formulary with plain
-ones (``active ingredient``, ``may cause``, ``made by``). Each question names the relation path that answers it,
+relation names (``depends_on``, ``maintained_by``, ``works_for``), a fictional pharmacy formulary with plain
+ones (``active ingredient``, ``may cause``, ``made by``) and, later that night, a fictional bookshelf with
+camelCase ones (``writtenBy``, ``publishedBy``, ``wonAward``). Each question names the relation path that answers it,
 and its gold answers are computed here by following that path from the question's entity, so the gold cannot
 disagree with the triples. Re-running rewrites the same files.
 
@@ -264,6 +265,228 @@ PQ = [
     ),
 ]
 
+# ------------------------------------------------------------------ a bookshelf, camelCase relations
+books = {  # book: (author, publisher, genres, year, original language, translators, awards, series)
+    "The Salt Orchard": (
+        "Mirela Voss",
+        "Harrowgate Press",
+        ["literary fiction"],
+        "2011",
+        "German",
+        ["Paul Keane"],
+        ["Brannock Medal"],
+        None,
+    ),
+    "Winter of Glass": (
+        "Mirela Voss",
+        "Harrowgate Press",
+        ["literary fiction", "historical fiction"],
+        "2015",
+        "German",
+        ["Paul Keane"],
+        [],
+        None,
+    ),
+    "A Ledger of Tides": (
+        "Tomasz Brel",
+        "Kestrel Books",
+        ["historical fiction"],
+        "2009",
+        "Polish",
+        ["Anna Frey"],
+        ["Corvina Award"],
+        "Tidewater Trilogy",
+    ),
+    "The Drowned Archive": (
+        "Tomasz Brel",
+        "Kestrel Books",
+        ["historical fiction", "mystery"],
+        "2012",
+        "Polish",
+        ["Anna Frey"],
+        [],
+        "Tidewater Trilogy",
+    ),
+    "Harbour of Ash": (
+        "Tomasz Brel",
+        "Kestrel Books",
+        ["mystery"],
+        "2016",
+        "Polish",
+        ["Anna Frey"],
+        [],
+        "Tidewater Trilogy",
+    ),
+    "Signal Lost": (
+        "Ines Okoro",
+        "Meridian House",
+        ["science fiction"],
+        "2018",
+        "English",
+        [],
+        ["Halvard Prize"],
+        None,
+    ),
+    "The Quiet Engine": (
+        "Ines Okoro",
+        "Meridian House",
+        ["science fiction", "thriller"],
+        "2021",
+        "English",
+        [],
+        [],
+        None,
+    ),
+    "Paper Lanterns": (
+        "Kenji Arata",
+        "Harrowgate Press",
+        ["literary fiction"],
+        "2007",
+        "Japanese",
+        ["Ruth Molloy"],
+        ["Brannock Medal"],
+        None,
+    ),
+    "Night Ferry to Oslo": (
+        "Sigrid Holm",
+        "Nordlys Forlag",
+        ["thriller", "mystery"],
+        "2014",
+        "Norwegian",
+        ["Ruth Molloy"],
+        [],
+        "Holm Case Files",
+    ),
+    "The Fjord Witness": (
+        "Sigrid Holm",
+        "Nordlys Forlag",
+        ["thriller"],
+        "2017",
+        "Norwegian",
+        ["Ruth Molloy"],
+        ["Corvina Award"],
+        "Holm Case Files",
+    ),
+    "Gardens Under Snow": ("Lucía Ferrán", "Meridian House", ["poetry"], "2010", "Spanish", ["Paul Keane"], [], None),
+    "The Cartographer's Daughter": (
+        "Lucía Ferrán",
+        "Kestrel Books",
+        ["historical fiction"],
+        "2019",
+        "Spanish",
+        ["Anna Frey"],
+        ["Halvard Prize"],
+        None,
+    ),
+    "Copper Sky": (
+        "Daniel Achterberg",
+        "Nordlys Forlag",
+        ["science fiction"],
+        "2020",
+        "Dutch",
+        ["Ruth Molloy"],
+        [],
+        None,
+    ),
+}
+born = {
+    "Mirela Voss": "Graz",
+    "Tomasz Brel": "Kraków",
+    "Ines Okoro": "Lagos",
+    "Kenji Arata": "Kyoto",
+    "Sigrid Holm": "Bergen",
+    "Lucía Ferrán": "Valencia",
+    "Daniel Achterberg": "Utrecht",
+}
+based = {
+    "Harrowgate Press": "Edinburgh",
+    "Kestrel Books": "London",
+    "Meridian House": "Boston",
+    "Nordlys Forlag": "Bergen",
+}
+in_country = {
+    "Graz": "Austria",
+    "Kraków": "Poland",
+    "Lagos": "Nigeria",
+    "Kyoto": "Japan",
+    "Bergen": "Norway",
+    "Valencia": "Spain",
+    "Utrecht": "Netherlands",
+    "Edinburgh": "United Kingdom",
+    "London": "United Kingdom",
+    "Boston": "United States",
+}
+B = []
+for b, (author, publisher, genres, year, language, translators, awards, series) in books.items():
+    B += [(b, "writtenBy", author), (b, "publishedBy", publisher), (b, "publicationYear", year)]
+    B += [(b, "originalLanguage", language)] + [(b, "hasGenre", g) for g in genres]
+    B += [(b, "translatedBy", t) for t in translators] + [(b, "wonAward", a) for a in awards]
+    B += [(b, "partOfSeries", series)] if series else []
+B += [(a, "bornIn", c) for a, c in born.items()] + [(p, "basedIn", c) for p, c in based.items()]
+B += [(c, "inCountry", k) for c, k in in_country.items()]
+BQ = [
+    ("Who wrote The Quiet Engine?", "The Quiet Engine", [("writtenBy", ">")], "1-hop"),
+    ("Which publisher published Paper Lanterns?", "Paper Lanterns", [("publishedBy", ">")], "1-hop"),
+    ("Which genres does Night Ferry to Oslo belong to?", "Night Ferry to Oslo", [("hasGenre", ">")], "1-hop"),
+    ("In what year was Copper Sky published?", "Copper Sky", [("publicationYear", ">")], "1-hop"),
+    ("Who translated The Fjord Witness?", "The Fjord Witness", [("translatedBy", ">")], "1-hop"),
+    ("Which books belong to the Tidewater Trilogy?", "Tidewater Trilogy", [("partOfSeries", "<")], "1-hop"),
+    ("Which books won the Brannock Medal?", "Brannock Medal", [("wonAward", "<")], "1-hop"),
+    ("Where was Sigrid Holm born?", "Sigrid Holm", [("bornIn", ">")], "1-hop"),
+    (
+        "What other books did the author of Harbour of Ash write?",
+        "Harbour of Ash",
+        [("writtenBy", ">"), ("writtenBy", "<")],
+        "2-hop",
+        True,
+    ),
+    (
+        "In which city is the publisher of Signal Lost based?",
+        "Signal Lost",
+        [("publishedBy", ">"), ("basedIn", ">")],
+        "2-hop",
+    ),
+    (
+        "Who wrote the books that Anna Frey translated?",
+        "Anna Frey",
+        [("translatedBy", "<"), ("writtenBy", ">")],
+        "2-hop",
+    ),
+    (
+        "Which awards have books published by Kestrel Books won?",
+        "Kestrel Books",
+        [("publishedBy", "<"), ("wonAward", ">")],
+        "2-hop",
+    ),
+    ("Where was the author of Copper Sky born?", "Copper Sky", [("writtenBy", ">"), ("bornIn", ">")], "2-hop"),
+    ("Which genres do Lucía Ferrán's books have?", "Lucía Ferrán", [("writtenBy", "<"), ("hasGenre", ">")], "2-hop"),
+    (
+        "Which publishers publish books originally written in Norwegian?",
+        "Norwegian",
+        [("originalLanguage", "<"), ("publishedBy", ">")],
+        "2-hop",
+    ),
+    (
+        "In which country was the author of Winter of Glass born?",
+        "Winter of Glass",
+        [("writtenBy", ">"), ("bornIn", ">"), ("inCountry", ">")],
+        "3-hop",
+    ),
+    (
+        "Who translated the books published by the publisher based in Bergen?",
+        "Bergen",
+        [("basedIn", "<"), ("publishedBy", "<"), ("translatedBy", ">")],
+        "3-hop",
+    ),
+    (
+        "Which authors have written books for the publisher of The Salt Orchard?",
+        "The Salt Orchard",
+        [("publishedBy", ">"), ("publishedBy", "<"), ("writtenBy", ">")],
+        "3-hop",
+    ),
+]
+
 if __name__ == "__main__":
     write("software", T, Q)
     write("pharmacy", P, PQ)
+    write("bookshelf", B, BQ)
