@@ -71,6 +71,20 @@ def test_an_answer_written_before_an_empty_tag_is_read_when_it_is_a_kg_name():
     assert ask("<answers>\n</answers>") == []
 
 
+def test_answers_written_each_as_a_tag_of_its_own_are_read_when_the_prompt_showed_them():
+    kg = KnowledgeGraph.from_triples(TRIPLES)
+
+    def ask(reply: str, shown: list[str]) -> list[str]:
+        method = LLMOnly(kg, llm=ScriptedLLM({"default": reply}))
+        return ask_for_answers(method, "llm_answer", question="who?", evidence_names=shown)
+
+    shown = ["Al Pacino", "Robert De Niro", "Heat"]
+    assert ask("<Al Pacino>\n<robert de niro>", shown) == ["Al Pacino", "Robert De Niro"]  # as the prompt wrote them
+    assert ask("<Al Pacino>\n<Warp Drive>", shown) == ["Al Pacino"]  # a name the prompt never showed is no answer
+    assert ask("<reasoning>\n</reasoning>", shown) == []  # a section tag is no answer
+    assert ask("<answers>\nHeat\n</answers>", shown) == ["Heat"]  # the tagged list as before
+
+
 def test_prefer_candidates_puts_path_ends_first_and_drops_the_topic():
     answers = ["Heat", "Al Pacino", "The Insider"]
     assert prefer_candidates(answers, ["The Insider"], exclude=["Heat"]) == ["The Insider", "Al Pacino"]
