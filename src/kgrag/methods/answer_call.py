@@ -52,7 +52,6 @@ def ask_for_answers(
     from kgrag.linking.names import NameIndex
     from kgrag.methods.answer_kind import COUNT_ITEMS, is_number, kind_on, read_yes_no, with_note
     from kgrag.prompts.gbnf import choice_grammar
-    from kgrag.prompts.tags import split_items
 
     kind = kind_on(method.kg, values.get("question", ""))
     if "question" in values:  # a count or yes/no question gets the note its answer needs
@@ -75,14 +74,20 @@ def ask_for_answers(
             part for item in items for part in ([item] if item in choices else item.split("; ")) if part in choices
         ]
     if not items and "<" in text:
-        # "Lucia Ferrari <answers>": the answer written before an empty tag (5 of 2,304 recorded replies); only
-        # lines that are names of the KG count, so a remark before the tags is never an answer
-        items = [x for x in split_items(text.split("<", 1)[0]) if names is not None and names.exact(x)]
-    if not items and "<" in text:
-        items = tagged_names(text, [*evidence_names, *(choices or {})])
+        items = _around_the_tags(text, names, [*evidence_names, *(choices or {})])
     if names is None or not items:
         return items
     return as_kg_answers(items, names, evidence_names, exclude)
+
+
+def _around_the_tags(text: str, names: NameIndex | None, shown: Sequence[str]) -> list[str]:
+    """Answers of a reply whose ``<answers>`` held none. "Lucia Ferrari <answers>": the answer written before an
+    empty tag (5 of 2,304 recorded replies), where only lines that are names of the KG count, so a remark before
+    the tags is never an answer; else answers written as tags of their own (:func:`tagged_names`)."""
+    from kgrag.prompts.tags import split_items
+
+    before = [x for x in split_items(text.split("<", 1)[0]) if names is not None and names.exact(x)]
+    return before or tagged_names(text, shown)
 
 
 def tagged_names(text: str, shown: Sequence[str]) -> list[str]:
