@@ -39,6 +39,25 @@ def test_facts_join_into_a_chain_from_the_entity_the_question_names():
     assert "The Insider" in answer_support(kg, "which films share actors?", ["The Insider"], facts, ["Heat"])
 
 
+def test_an_answer_a_retrieved_path_starts_at_is_supported_from_the_questions_entity():
+    """byokg follows paths from its draft answers, so a path may start at the answer: that is no chain of its
+    own, but the question's entity may still reach the answer through the facts."""
+    kg = _kg()
+    heat_mann, insider_mann = _tid(kg, "Heat", "Michael Mann"), _tid(kg, "The Insider", "Michael Mann")
+    insider_crowe, gladiator_crowe = _tid(kg, "The Insider", "Russell Crowe"), _tid(kg, "Gladiator", "Russell Crowe")
+    around = Evidence(
+        text="…",
+        entities=["The Insider", "Russell Crowe", "Gladiator"],
+        relations=["r", "r"],
+        triples=[insider_crowe, gladiator_crowe],
+    )
+    facts = triples_as_evidence(kg, np.array([heat_mann, insider_mann]))
+    question = "which films share a director with Heat"
+    assert answer_support(kg, question, ["The Insider"], [around, *facts]) == {"The Insider": [heat_mann, insider_mann]}
+    assert answer_support(kg, question, ["The Insider"], [around]) == {}  # nothing from Heat reaches it
+    assert answer_support(kg, question, ["Heat"], [around, *facts]) == {}  # the question's own entity: never
+
+
 def test_a_written_name_is_read_as_the_entity_the_evidence_shows_under_it():
     kg = _kg()
     t1, t2 = _tid(kg, "Heat", "Michael Mann"), _tid(kg, "The Insider", "Michael Mann")

@@ -57,7 +57,8 @@ def answer_support(
     """For each supported answer, the triple ids of the shortest chain of checked evidence triples from a
     question entity to it (``[]``: found in a result row that is not a KG path). Unsupported answers are absent,
     the question's own entities among them: a chain of no triples supports nothing."""
-    starts = question_entities(kg, question, evidence, topics)
+    named = question_entities(kg, question, evidence, topics)
+    starts = set(named)
     for ev in evidence:  # a path of several hops starts at the entity it was retrieved for (a lone fact's first
         start = kg.find_entity(ev.entities[0]) if len(ev.triples) > 1 and ev.entities else None  # name: its head)
         if start is not None:
@@ -89,6 +90,15 @@ def answer_support(
             support[answer] = chains[eid]
         elif normalize(answer) in row_values:
             support[answer] = []
+        elif (
+            (own := kg.find_entity(answer)) in starts
+            and own not in named
+            and (chain := _chains(adjacency, named - {own}).get(own))
+        ):
+            # a path the method retrieved around the answer itself (byokg links its draft answers and follows
+            # paths from them) starts there, which made it a chain of no triples; the question's own entities
+            # may still reach it ("Kestrel Books <- A Ledger of Tides -> Corvina Award")
+            support[answer] = chain
     return support
 
 
