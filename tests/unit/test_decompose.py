@@ -519,3 +519,29 @@ def test_the_last_steps_answers_widen_to_what_its_facts_reach_the_same_way(kg, w
     assert last["answers"] == ["Al Pacino"] and last["anchors"] == ["Heat"]  # widen_steps off: one film read
     assert answer.answers == (["Al Pacino", "Robert De Niro"] if widen_answers else ["Al Pacino"])
     assert ("widened" in last) is widen_answers
+
+
+def test_a_plan_longer_than_the_questions_best_reading_keeps_its_first_steps(kg):
+    """``cap_plan``: FRAG's zero-shot reading of "Who directed Heat?" is one hop (``directed_by``), so a plan
+    that adds "Which films did #1 direct?" keeps its first sub-question only: the question answered as asked."""
+    rules = [
+        {
+            "prompt": "decompose_questions",
+            "response": "<subquestions>\n1. Who directed Heat?\n2. Which films did #1 direct?\n</subquestions>",
+        },
+        {
+            "prompt": "decompose_answer",
+            "match": "Question: Who directed Heat",
+            "response": "<answers>Michael Mann</answers>",
+        },
+        {"prompt": "decompose_answer", "response": "<answers>The Insider</answers>"},
+        {"prompt": "decompose_synthesis", "response": "<answers>The Insider</answers>"},
+    ]
+    capped = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False, cap_plan=True)
+    answer = capped.answer("Who directed Heat?", ["Heat"])
+    assert answer.answers == ["Michael Mann"]
+    assert [c.prompt for c in answer.usage.calls] == ["decompose_questions", "decompose_answer"]
+    cap = next(s for s in answer.trace if s.name == "cap_plan")
+    assert cap.inputs["steps"] == 2 and cap.inputs["hops"] == 1 and cap.inputs["pattern"] == "directed_by"
+    full = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False)
+    assert full.answer("Who directed Heat?", ["Heat"]).answers == ["The Insider"]  # the plan as written

@@ -46,6 +46,7 @@ from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
 from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
+from kgrag.methods.pattern_fit import best_pattern_hops
 from kgrag.methods.settings import ClientRange, ModelSetting
 from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
@@ -211,12 +212,14 @@ class DecomposeConfig(MethodConfig):
     # llama.cpp models). ``choose_last_step`` False leaves the last step free to answer where its facts are silent.
     # Off: dev, default local model, 171 questions of seven KGs, paired: +5 / -8 (last step free: +3 / -5), MetaQA
     # right answers grounded 0.84 -> 0.90 but F1 0.55 -> 0.47 (benchmarks/results/decompose_choose_steps.json)
+    # A plan keeps only as many sub-questions as the question's best relation pattern (FRAG's zero-shot reading,
+    # no LLM) has hops: the 1.5B planner adds steps ("Which publisher published X?", then "Where is #1 based?")
+    cap_plan: bool = False
     choose_answers: GrammarSetting = "off"
     choose_last_step: bool = True
     # The last step's answers are every named entity its facts reach the way one of the model's answers was
-    # reached (:func:`widen`, as ``widen_steps`` does for anchors; FRAG's answer call does the same with its best
-    # pattern's ends): a small model names one film of an actor's four, or one under ``choose_answers``. Off:
-    # the same 171, +0 / -2 (a synthesis call reads the widened chain and writes its own short list again)
+    # reached (:func:`widen`, as ``widen_steps`` does for anchors): a small model names one film of an actor's
+    # four. Off: the same 171, +0 / -2 (a synthesis call reads the widened chain, writes its own short list)
     widen_answers: bool = False
     embedder: ModelSetting = "minilm"
 
@@ -303,6 +306,13 @@ class Decompose(Method):
         near = np.concatenate([tails[np.isin(heads, ids)], heads[np.isin(tails, ids)]])
         return list(dict.fromkeys([*topics, *near[unnamed_entities(self.kg)[near]].tolist()]))
 
+    def _cap(self, plan: Decomposition, question: str, topics: list[int], trace: Trace) -> None:
+        """``cap_plan``: keep the plan's first sub-questions, as many as the question's best reading has hops."""
+        read = best_pattern_hops(self._fit_scorer, question, topics)
+        if read is not None and len(plan.subquestions) > read[0]:
+            with trace.step("cap_plan", steps=len(plan.subquestions), hops=read[0], pattern=read[1]):
+                plan.subquestions = plan.subquestions[: read[0]]
+
     def _plan_facts(self, question: str, pool: Pool, topics: list[int]) -> list[Evidence]:
         """The facts the planning call answers sub-question 1 from (``plan_facts``), the topics' own first."""
         first = self._rank(question, pool, "decompose/sub1", self._first_hop_anchors(topics, pool))
@@ -388,6 +398,8 @@ class Decompose(Method):
                 shown += found
         else:
             plan = self._decompose(question, trace)
+        if self.config.cap_plan:
+            self._cap(plan, question, topics, trace)
         # One sub-question is the question restated: rank and answer the user's own wording.
         subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
         # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
