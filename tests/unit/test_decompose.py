@@ -537,11 +537,11 @@ def test_a_plan_longer_than_the_questions_best_reading_keeps_its_first_steps(kg)
         {"prompt": "decompose_answer", "response": "<answers>The Insider</answers>"},
         {"prompt": "decompose_synthesis", "response": "<answers>The Insider</answers>"},
     ]
-    capped = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False, cap_plan=True)
+    capped = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False)  # the default
     answer = capped.answer("Who directed Heat?", ["Heat"])
     assert answer.answers == ["Michael Mann"]
     assert [c.prompt for c in answer.usage.calls] == ["decompose_questions", "decompose_answer"]
     cap = next(s for s in answer.trace if s.name == "cap_plan")
     assert cap.inputs["steps"] == 2 and cap.inputs["hops"] == 1 and cap.inputs["pattern"] == "directed_by"
-    full = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False)
+    full = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False, cap_plan=False)
     assert full.answer("Who directed Heat?", ["Heat"]).answers == ["The Insider"]  # the plan as written

@@ -200,21 +200,21 @@ class DecomposeConfig(MethodConfig):
     plan_facts: Literal["first_hop", "first_hop_first"] = "first_hop"
     # A later step starts from the entities an earlier step's answers name and, with this on, from every entity
     # the facts that step read link to its anchor the same way (relation and direction) as an answer: the model
-    # names one of three films a writer wrote, the next step reads all three (:func:`widen`). Dev, default local
-    # model, the same replies where a step's anchors did not change: Hit@1 the same on all 171 questions
-    # (MetaQA first 15 per hop, the proxy's first 30, the five user-style KGs), F1 up on MetaQA (0.544 ->
-    # 0.552), university and software, right answers grounded on MetaQA 0.81 -> 0.84
+    # names one of three films a writer wrote, the next step reads all three (:func:`widen`). Dev, paired: Hit@1
+    # the same on 171 questions of seven KGs, F1 up on three, MetaQA right answers grounded 0.81 -> 0.84
     # (benchmarks/results/decompose_widen_steps.json)
     widen_steps: bool = True
+    # A plan keeps only as many sub-questions as the question's best relation pattern (FRAG's zero-shot reading,
+    # no LLM) has hops: the 1.5B planner adds steps ("Which publisher published X?", then "Where is #1 based?").
+    # Dev, paired, 189 questions of eight KGs: +14 / -5, no KG lower, 2.2-3.1 calls instead of 2.6-3.9
+    # (benchmarks/results/decompose_cap_plan.json)
+    cap_plan: bool = True
     # A sub-question's answer call may only name entities its facts show, under a grammar (as kaping's and
     # FRAG's can): a step's answers are the next step's anchors, and a small model writes a year range, a fact
     # echoed whole or the anchor itself, which anchor nothing. "auto": where the model enforces grammars (local
     # llama.cpp models). ``choose_last_step`` False leaves the last step free to answer where its facts are silent.
     # Off: dev, default local model, 171 questions of seven KGs, paired: +5 / -8 (last step free: +3 / -5), MetaQA
     # right answers grounded 0.84 -> 0.90 but F1 0.55 -> 0.47 (benchmarks/results/decompose_choose_steps.json)
-    # A plan keeps only as many sub-questions as the question's best relation pattern (FRAG's zero-shot reading,
-    # no LLM) has hops: the 1.5B planner adds steps ("Which publisher published X?", then "Where is #1 based?")
-    cap_plan: bool = False
     choose_answers: GrammarSetting = "off"
     choose_last_step: bool = True
     # The last step's answers are every named entity its facts reach the way one of the model's answers was
