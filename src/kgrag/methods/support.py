@@ -82,6 +82,7 @@ def answer_support(
         if chains[eid]:
             reached.setdefault(normalize(kg.entities[eid]), eid)
     support: dict[str, list[int]] = {}
+    from_named: dict[int, list[int]] | None = None  # chains from the question's own entities only, when needed
     for answer in answers:
         eid = kg.find_entity(answer)
         if eid is None or not chains.get(eid):
@@ -90,15 +91,13 @@ def answer_support(
             support[answer] = chains[eid]
         elif normalize(answer) in row_values:
             support[answer] = []
-        elif (
-            (own := kg.find_entity(answer)) in starts
-            and own not in named
-            and (chain := _chains(adjacency, named - {own}).get(own))
-        ):
+        elif (own := kg.find_entity(answer)) in starts and own not in named:
             # a path the method retrieved around the answer itself (byokg links its draft answers and follows
             # paths from them) starts there, which made it a chain of no triples; the question's own entities
             # may still reach it ("Kestrel Books <- A Ledger of Tides -> Corvina Award")
-            support[answer] = chain
+            from_named = _chains(adjacency, named) if from_named is None else from_named
+            if from_named.get(own):
+                support[answer] = from_named[own]
     return support
 
 
