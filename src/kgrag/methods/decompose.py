@@ -209,12 +209,11 @@ class DecomposeConfig(MethodConfig):
     # Dev, paired, 189 questions of eight KGs: +14 / -5, no KG lower, 2.2-3.1 calls instead of 2.6-3.9
     # (benchmarks/results/decompose_cap_plan.json)
     cap_plan: bool = True
-    # A sub-question's answer call may only name entities its facts show, under a grammar (as kaping's and
-    # FRAG's can): a step's answers are the next step's anchors, and a small model writes a year range, a fact
-    # echoed whole or the anchor itself, which anchor nothing. "auto": where the model enforces grammars (local
-    # llama.cpp models). ``choose_last_step`` False leaves the last step free to answer where its facts are silent.
-    # Off: dev, default local model, 171 questions of seven KGs, paired: +5 / -8 (last step free: +3 / -5), MetaQA
-    # right answers grounded 0.84 -> 0.90 but F1 0.55 -> 0.47 (benchmarks/results/decompose_choose_steps.json)
+    # A sub-question's answer call may only name entities its facts show, under a grammar ("auto": local llama.cpp
+    # models): a step's answers anchor the next step, and a small model writes a year range, a fact echoed whole
+    # or the anchor itself. ``choose_last_step`` False leaves the last step free where its facts are silent. Off:
+    # dev, 171 questions of seven KGs, paired: +5 / -8 (last step free: +3 / -5), MetaQA right answers grounded
+    # 0.84 -> 0.90 but F1 0.55 -> 0.47 (benchmarks/results/decompose_choose_steps.json)
     choose_answers: GrammarSetting = "off"
     choose_last_step: bool = True
     # The last step's answers are every named entity its facts reach the way one of the model's answers was
@@ -306,12 +305,14 @@ class Decompose(Method):
         near = np.concatenate([tails[np.isin(heads, ids)], heads[np.isin(tails, ids)]])
         return list(dict.fromkeys([*topics, *near[unnamed_entities(self.kg)[near]].tolist()]))
 
-    def _cap(self, plan: Decomposition, question: str, topics: list[int], trace: Trace) -> None:
-        """``cap_plan``: keep the plan's first sub-questions, as many as the question's best reading has hops."""
+    def _cap(self, plan: Decomposition, question: str, topics: list[int], trace: Trace) -> bool:
+        """``cap_plan``: keep as many sub-questions as the question's best reading has hops; whether any went."""
         read = best_pattern_hops(self._fit_scorer, question, topics)
-        if read is not None and len(plan.subquestions) > read[0]:
-            with trace.step("cap_plan", steps=len(plan.subquestions), hops=read[0], pattern=read[1]):
-                plan.subquestions = plan.subquestions[: read[0]]
+        if read is None or len(plan.subquestions) <= read[0]:
+            return False
+        with trace.step("cap_plan", steps=len(plan.subquestions), hops=read[0], pattern=read[1]):
+            plan.subquestions = plan.subquestions[: read[0]]
+        return True
 
     def _plan_facts(self, question: str, pool: Pool, topics: list[int]) -> list[Evidence]:
         """The facts the planning call answers sub-question 1 from (``plan_facts``), the topics' own first."""
@@ -398,12 +399,11 @@ class Decompose(Method):
                 shown += found
         else:
             plan = self._decompose(question, trace)
-        if self.config.cap_plan:
-            self._cap(plan, question, topics, trace)
+        capped = self.config.cap_plan and self._cap(plan, question, topics, trace)
         # One sub-question is the question restated: rank and answer the user's own wording.
         subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
-        # Step 1 of a real decomposition is about the topics; a lone sub-question is ranked as the paper does.
-        anchored = len(subquestions) > 1
+        # Step 1 of a real decomposition (or one cut to a step) is about the topics; a lone one ranks as the paper
+        anchored = len(subquestions) > 1 or capped
         for i, sub in enumerate(subquestions[len(chain) :], start=len(chain) + 1):
             last = i == len(subquestions)
             done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored, last=last)
