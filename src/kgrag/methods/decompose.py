@@ -11,10 +11,10 @@
    entities, when there are any: the topics for step 1, the KG entities named by the referenced earlier
    answers after that. A sub-question asks for one relation of those entities (that is how the prompt
    defines it), and with 3-hop candidates the rest are mostly hub facts ("X has genre Comedy" for hundreds
-   of X) that a small model copies into its answer. ``anchored=False`` is the paper's ranking. A later step
-   also starts from every entity the earlier step's facts reach the way one of its answers was (``widen_steps``).
-   A plan longer than the question's best relation pattern is cut to that many steps (``cap_plan``); a plan
-   cut to one step reads the topics' facts first, then the best of the rest.
+   of X) that a small model copies into its answer. ``anchored=False`` is the paper's ranking. The anchors
+   of a later step also include every entity that the facts the earlier step read reach the way one of its
+   answers was reached (``widen_steps``): the model names one of a writer's three films, the next step reads
+   all three.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
 
 Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
@@ -24,9 +24,10 @@ sub-question is the retrieval query), so it cannot be folded into the answer cal
 not use ``#k`` (e.g. "who directed those films?"), the previous answers are appended to its retrieval query
 and the answer call is shown the earlier steps, so the model resolves the reference itself.
 
-Calls per question: 1 + n (+1 for synthesis when n > 1), n = number of sub-questions. With ``plan_answers``
-the decomposition call also answers the first sub-question from the topics' facts ranked against the whole
-question: n (+1) calls, so a one-step plan is one call.
+Calls per question: 1 + n (+1 for synthesis when n > 1), n = number of sub-questions, with the paper's
+separate decomposition call (the default). With ``plan_answers`` the decomposition call also answers the
+first sub-question from the facts that step would read (the topics' facts, ranked against the whole question,
+since sub-question 1 is not written yet): n (+1) calls, so a one-step plan is one call.
 :meth:`Decompose.retrieve` has no LLM and so no sub-questions: it ranks the candidates against the whole
 question (the same evidence a one-sub-question decomposition sees).
 """
@@ -187,13 +188,15 @@ class DecomposeConfig(MethodConfig):
     # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
     # referenced earlier answers name after that) when there are any; False = the paper's ranking.
     anchored: bool = True
-    # The decomposition call also answers sub-question 1 from the facts about the question's entities, so a
-    # one-step plan takes one call. False = the paper's separate call, the default: on, MetaQA 2-hop and
-    # `university` lose two questions each at half the seconds (dev, paired; benchmarks/RESULTS.md).
+    # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
+    # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
+    # paper's separate decomposition call, the default: on it lowers MetaQA 2-hop and `university` by two
+    # questions each at half the seconds (dev, paired; benchmarks/RESULTS.md).
     plan_answers: bool = False
-    # What that call reads: "first_hop" = only the facts about the question's entities; "first_hop_first" =
-    # those, then the best other candidates up to ``top_k``, at about twice the prompt (MetaQA dev: 2-hop Hit@1
-    # 0.40 -> 0.59 but 1-hop F1 0.94 -> 0.46; benchmarks/RESULTS.md).
+    # What that call reads: "first_hop" = only the facts about the question's entities (what step 1 of a longer
+    # plan reads); "first_hop_first" = those, then the best of the other candidates up to ``top_k``, so a plan
+    # of one step for a two-hop question still sees the second hop (what a one-step plan read before), at
+    # about twice the prompt (MetaQA dev: 2-hop Hit@1 0.40 -> 0.59 but 1-hop F1 0.94 -> 0.46; benchmarks/RESULTS.md).
     plan_facts: Literal["first_hop", "first_hop_first"] = "first_hop"
     # A later step starts from the entities an earlier step's answers name and, with this on, from every entity
     # the facts that step read link to its anchor the same way (relation and direction) as an answer: the model
@@ -214,7 +217,8 @@ class DecomposeConfig(MethodConfig):
     choose_answers: GrammarSetting = "off"
     choose_last_step: bool = True
     # The last step's answers are every named entity its facts reach the way one of the model's answers was
-    # (:func:`widen`). Off: the same 171, +0 / -2 (a synthesis call reads the widened chain, writes a short list)
+    # reached (:func:`widen`, as ``widen_steps`` does for anchors): a small model names one film of an actor's
+    # four. Off: the same 171, +0 / -2 (a synthesis call reads the widened chain, writes its own short list)
     widen_answers: bool = False
     embedder: ModelSetting = "minilm"
 
@@ -264,14 +268,16 @@ class Decompose(Method):
     def _reached(
         self, answers: Sequence[str], evidence: Sequence[Evidence], anchors: Sequence[int], last: bool = False
     ) -> list[int]:
-        """What a step's answers stand for: later anchors (``widen_steps``), final answers (``widen_answers``)."""
+        """The entities a step's answers stand for: in later steps (``widen_steps``), as the final answers
+        (``widen_answers``, the last step)."""
         named = self._entities_named(answers)
         wide = self.config.widen_steps or (last and self.config.widen_answers)
         return widen(self.kg, named, evidence, anchors) if wide else named
 
     def _widened_answers(self, step: ChainStep) -> list[str]:
         """The step's answers, then the other named entities it reached (``widen_answers``)."""
-        more = [self.kg.entities[e] for e in step.reached if not unnamed_entities(self.kg)[e]]
+        unnamed = unnamed_entities(self.kg)
+        more = [self.kg.entities[e] for e in step.reached if not unnamed[e]]
         return list(dict.fromkeys([*step.answers, *more]))
 
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
@@ -311,15 +317,12 @@ class Decompose(Method):
     def _plan_facts(self, question: str, pool: Pool, topics: list[int]) -> list[Evidence]:
         """The facts the planning call answers sub-question 1 from (``plan_facts``), the topics' own first."""
         first = self._rank(question, pool, "decompose/sub1", self._first_hop_anchors(topics, pool))
-        full = self.config.plan_facts == "first_hop" or not topics
-        return first if full else self._filled(question, pool, first, "decompose/sub1")
-
-    def _filled(self, query: str, pool: Pool, first: list[Evidence], source: str) -> list[Evidence]:
-        """``first``, then the best of the pool's other candidates, up to ``top_k``."""
-        if (room := self.config.top_k - len(first)) <= 0:
+        room = self.config.top_k - len(first)
+        if self.config.plan_facts == "first_hop" or room <= 0 or not topics:
             return first
         shown = np.isin(pool.tids, [ev.triples[0] for ev in first])
-        return first + self._rank(query, Pool(pool.tids[~shown], pool.vectors[~shown]), source)[:room]
+        rest = self._rank(question, Pool(pool.tids[~shown], pool.vectors[~shown]), "decompose/sub1")
+        return first + rest[:room]
 
     def _plan_and_answer(
         self, question: str, pool: Pool, topics: list[int], trace: Trace
@@ -351,7 +354,6 @@ class Decompose(Method):
         *,
         anchor_topics: bool = True,
         last: bool = False,
-        fill: bool = False,
     ) -> tuple[ChainStep, list[Evidence]]:
         """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 when ``anchor_topics`` (else
         it ranks everything); an answer that only repeats them gives way to the best candidate either way."""
@@ -370,7 +372,6 @@ class Decompose(Method):
                 anchors = list(dict.fromkeys([e for k in refs for e in chain[k].reached] + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
             evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
-            evidence = self._filled(query, pool, evidence, f"decompose/sub{index}") if fill else evidence
             exclude = [self.kg.entities[e] for e in (anchors or topics)]
             choose = use_grammar(self.config.choose_answers, self.llm) and (self.config.choose_last_step or not last)
             answers = answer_from_facts(
@@ -402,11 +403,10 @@ class Decompose(Method):
         # One sub-question is the question restated: rank and answer the user's own wording.
         subquestions = [question] if len(plan.subquestions) == 1 else plan.subquestions
         # Step 1 of a real decomposition (or one cut to a step) is about the topics; a lone one ranks as the paper
-        anchored, fill = len(subquestions) > 1 or capped, capped and len(subquestions) == 1
+        anchored = len(subquestions) > 1 or capped
         for i, sub in enumerate(subquestions[len(chain) :], start=len(chain) + 1):
-            done, found = self._answer_step(
-                i, sub, chain, pool, topics, trace, anchor_topics=anchored, last=i == len(subquestions), fill=fill
-            )
+            last = i == len(subquestions)
+            done, found = self._answer_step(i, sub, chain, pool, topics, trace, anchor_topics=anchored, last=last)
             chain.append(done)
             shown += found
         evidence: dict[int, Evidence] = {}
