@@ -537,7 +537,7 @@ def test_a_plan_longer_than_the_questions_best_reading_keeps_its_first_steps(kg)
         {"prompt": "decompose_answer", "response": "<answers>The Insider</answers>"},
         {"prompt": "decompose_synthesis", "response": "<answers>The Insider</answers>"},
     ]
-    capped = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False)  # the default
+    capped = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False, cap_plan=True)
     answer = capped.answer("Who directed Heat?", ["Heat"])
     assert answer.answers == ["Michael Mann"]
     assert [c.prompt for c in answer.usage.calls] == ["decompose_questions", "decompose_answer"]
@@ -545,5 +545,5 @@ def test_a_plan_longer_than_the_questions_best_reading_keeps_its_first_steps(kg)
     assert cap.inputs["steps"] == 2 and cap.inputs["hops"] == 1 and cap.inputs["pattern"] == "directed_by"
     # the step left is still step 1 of a decomposition: it reads the facts about the question's entity
     assert next(s for s in answer.trace if s.name == "subquestion").outputs["anchors"] == ["Heat"]
-    full = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False, cap_plan=False)
+    full = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False)  # the default
     assert full.answer("Who directed Heat?", ["Heat"]).answers == ["The Insider"]  # the plan as written

@@ -206,9 +206,9 @@ class DecomposeConfig(MethodConfig):
     widen_steps: bool = True
     # A plan keeps only as many sub-questions as the question's best relation pattern (FRAG's zero-shot reading,
     # no LLM) has hops: the 1.5B planner adds steps ("Which publisher published X?", then "Where is #1 based?").
-    # Dev, paired, 189 questions of eight KGs: +14 / -5, no KG lower, 2.2-3.1 calls instead of 2.6-3.9
-    # (benchmarks/results/decompose_cap_plan.json)
-    cap_plan: bool = True
+    # Off: dev, paired, 234 questions of eight KGs +15 / -10 at 2.8 calls instead of 3.4, but MetaQA 30 per hop
+    # +6 / -6 with F1 0.52 -> 0.49 and the proxy -1 (benchmarks/results/decompose_cap_plan.json)
+    cap_plan: bool = False
     # A sub-question's answer call may only name entities its facts show, under a grammar ("auto": local llama.cpp
     # models): a step's answers anchor the next step, and a small model writes a year range, a fact echoed whole
     # or the anchor itself. ``choose_last_step`` False leaves the last step free where its facts are silent. Off:
