@@ -218,3 +218,10 @@ def test_a_replaced_faiss_index_is_rebuilt_with_a_warning(tmp_path, caplog):
     faiss.write_index(forged, str(path))
     ids, _ = EmbeddingLinker(kg).search("Michael Mann", 1)
     assert kg.entities[ids[0]] == "Michael Mann" and "differs from what was written" in caplog.text
+
+
+def test_names_said_are_whole_names_in_the_question():
+    from kgrag.linking.normalize import names_said
+
+    names = ["Heat", "He", "Peter Franzén", "!!", "heat"]
+    assert names_said("Who directed HEAT with peter franzen?", names) == ["Heat", "Peter Franzén", "heat"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -34,6 +35,13 @@ def tokens(text: str) -> list[str]:
 def normalize(text: str) -> str:
     """``"Peter_Franzén!"`` → ``"peter franzen"``."""
     return " ".join(tokens(text))
+
+
+def names_said(text: str, names: Iterable[str]) -> list[str]:
+    """The ``names`` whose whole normal form ``text`` says as words, in their order: "Heat" in "who directed
+    heat?", not "He" in it, nor a name that normalises to nothing."""
+    padded = f" {normalize(text)} "
+    return [name for name in names if (key := normalize(name)) and f" {key} " in padded]
 
 
 def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:

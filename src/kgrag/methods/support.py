@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_triples
-from kgrag.linking.normalize import normalize, tokens
+from kgrag.linking.normalize import names_said, normalize, tokens
 from kgrag.types import Evidence
 
 
@@ -40,9 +40,7 @@ def question_entities(
     """Entity ids the support chains may start from: the given or linked topic entities, and every evidence
     entity whose whole name the question says (a path's start is its topic; a fact retrieved for the
     question may hang off an entity the method linked without saying so)."""
-    words = f" {normalize(question)} "
-    keys = {name: normalize(name) for ev in evidence for name in ev.entities}  # each name normalised once
-    named = [name for name, key in keys.items() if key and f" {key} " in words]
+    named = names_said(question, dict.fromkeys(name for ev in evidence for name in ev.entities))
     ids = (kg.find_entity(name) for name in [*given, *named])
     return {e for e in ids if e is not None}
 

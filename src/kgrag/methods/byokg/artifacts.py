@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kgrag.linking.normalize import normalize
+from kgrag.linking.normalize import names_said, normalize
 from kgrag.methods.byokg.context import Context
 from kgrag.prompts.gbnf import literal
 from kgrag.prompts.tags import parse_tags, split_items
@@ -70,9 +70,9 @@ class Artifacts:
         it and ends up as the answer.  A name counts as a copy when it is an example entity that neither the
         question nor the graph context gathered so far mentions; a real answer that happens to be an example is
         still found by the strategies that start at the question's entities."""
-        padded = f" {normalize(question)} "
+        said = {normalize(x) for x in names_said(question, examples)}
         known = {normalize(e) for ev in context.items for e in ev.entities}
-        copies = {n for n in (normalize(x) for x in examples) if n and f" {n} " not in padded and n not in known}
+        copies = {n for n in (normalize(x) for x in examples) if n and n not in said and n not in known}
         dropped = [x for x in self.entities + self.answers if normalize(x) in copies]
         self.entities = [x for x in self.entities if normalize(x) not in copies]
         self.answers = [x for x in self.answers if normalize(x) not in copies]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.linking.normalize import normalize
+from kgrag.linking.normalize import names_said, normalize
 from kgrag.retrieval.evidence_tree import rooted_tree_text
 from kgrag.types import Evidence, Step
 
@@ -123,8 +123,8 @@ class Context:
         entities it read in the context too ("Quay Robotics", a user of a package the question's maintainer
         maintains): rooted there, the facts that join them to the question's entity hang under them, and the
         chain the question asks about no longer reads as one path."""
-        text = f" {normalize(question)} "
-        named = [a for a in self.anchors if a in self.given or f" {normalize(a)} " in text]
+        said = set(names_said(question, self.anchors))
+        named = [a for a in self.anchors if a in self.given or a in said]
         return named or self.anchors
 
     def text(self, limit: int) -> str:
