@@ -34,10 +34,8 @@ question (the same evidence a one-sub-question decomposition sees).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,182 +43,22 @@ from kgrag.graph.identifiers import unnamed_entities
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
-from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
+from kgrag.methods.base import Method, Trace, registry, use_grammar
+from kgrag.methods.decompose.config import DecomposeConfig
+from kgrag.methods.decompose.facts import widen
+from kgrag.methods.decompose.plan import (
+    ChainStep,
+    Decomposition,
+    chain_text,
+    join_names,
+    parse_decomposition,
+    reformulate,
+)
 from kgrag.methods.pattern_fit import best_pattern_hops
-from kgrag.methods.settings import ClientRange, ModelSetting
-from kgrag.prompts.tags import parse_tags
 from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
-if TYPE_CHECKING:
-    from kgrag.graph.kg import KnowledgeGraph
-
-_END = re.compile(r"<\s*/?\s*END\s*/?\s*>", re.I)
-_REF = re.compile(r"#(\d+)")
-_NUMBERED = re.compile(r"^\s*(?:[-*•]\s*)?(?:\(?\d+[.):]|(?:sub[-\s]?question|step|q)\s*\d+\s*[:.)-])", re.I)
-_LABEL = re.compile(r"^\s*(?:sub[-\s]?questions?|question|step|q)\s*\d*\s*[:.)-]\s*", re.I)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\(?\d+[.):])\s*")
-_QUESTION_START = re.compile(
-    r"^(?:who|whom|whose|what|which|when|where|why|how|in\s+which|on\s+which|at\s+which|for\s+which|"
-    r"is|are|was|were|does|do|did|can|list|name)\b",
-    re.I,
-)
-_MAX_REASONING_CHARS = 1000
-_MAX_SUBQUESTION_CHARS = 300
-
-
-@dataclass
-class Decomposition:
-    """Parsed decomposition: the reasoning (CoT) and the ordered sub-questions.
-
-    ``fallback`` is True when the LLM output held no usable sub-question and the question itself is used.
-    """
-
-    reasoning: str
-    subquestions: list[str]
-    fallback: bool = False
-
-    def outputs(self, raw: str) -> dict[str, object]:
-        """What a trace step records of the plan, with the reply it was read from."""
-        return {"reasoning": self.reasoning, "subquestions": self.subquestions, "fallback": self.fallback, "raw": raw}
-
-
-@dataclass
-class ChainStep:
-    """One answered sub-question: as decomposed, as reformulated (the retrieval query), facts and answers."""
-
-    subquestion: str
-    query: str
-    facts: list[str] = field(default_factory=list)
-    answers: list[str] = field(default_factory=list)
-    reached: list[int] = field(default_factory=list)  # the entities the answers stand for: later steps' anchors
-
-    def as_dict(self) -> dict[str, object]:
-        return {"subquestion": self.subquestion, "query": self.query, "facts": self.facts, "answers": self.answers}
-
-
-def _clean_item(line: str) -> str:
-    line = _BULLET.sub("", line)
-    line = _LABEL.sub("", line)
-    line = _BULLET.sub("", line)  # "Sub-question 1: 1. Who ..."
-    return " ".join(line.strip().strip("\"'`").split())
-
-
-def _looks_like_question(item: str) -> bool:
-    return (
-        bool(re.search(r"[A-Za-z]", item))
-        and len(item) <= _MAX_SUBQUESTION_CHARS
-        and ("?" in item or bool(_QUESTION_START.match(item)))
-    )
-
-
-def parse_decomposition(text: str | None, question: str, *, max_subquestions: int = 4) -> Decomposition:
-    """Read the decomposition LLM output defensively; never raises.
-
-    Accepts the requested ``<reasoning>``/``<subquestions>`` tags (unclosed, misspelled or fenced), a plain
-    numbered list without tags, and output that runs past a missing ``<END>`` (cut at the first one).
-    Anything without a question-like item yields the question itself as the only sub-question.
-    """
-    text = text or ""
-    end = _END.search(text)
-    if end:
-        text = text[: end.start()]
-    parsed = parse_tags(text, ("reasoning", "subquestions"))
-    body = parsed.get("subquestions")
-    # without the tag, the numbered lines of the whole output are the sub-questions
-    lines = body.splitlines() if body is not None else [ln for ln in text.splitlines() if _NUMBERED.match(ln)]
-    items: list[str] = []
-    seen: set[str] = set()
-    for line in lines:
-        item = _clean_item(line)
-        if _looks_like_question(item) and item.lower() not in seen:
-            seen.add(item.lower())
-            items.append(item)
-    reasoning = parsed.get("reasoning") or ""
-    if not reasoning and body is None and lines:  # untagged: the text before the list is the reasoning
-        head = text.split(lines[0], 1)[0]
-        reasoning = re.sub(r"^\s*reasoning\s*:\s*", "", head.strip(), flags=re.I)
-    reasoning = " ".join(reasoning.split())[:_MAX_REASONING_CHARS]
-    if not items:
-        return Decomposition(reasoning=reasoning, subquestions=[question], fallback=True)
-    return Decomposition(reasoning=reasoning, subquestions=items[:max_subquestions])
-
-
-def join_names(names: Sequence[str], limit: int = 10) -> str:
-    """``["A", "B", "C"]`` → ``"A, B and C"``; more than ``limit`` names end with ``"and N more"``."""
-    shown = list(names[:limit])
-    rest = len(names) - len(shown)
-    if rest > 0:
-        return ", ".join(shown) + f" and {rest} more"
-    if len(shown) <= 1:
-        return "".join(shown)
-    return ", ".join(shown[:-1]) + " and " + shown[-1]
-
-
-def reformulate(subquestion: str, earlier: Sequence[ChainStep], *, limit: int = 10) -> tuple[str, list[int]]:
-    """The sub-question with each ``#k`` replaced by the answers of step ``k`` (1-based).
-
-    Returns (text, referenced step indices, 0-based). No reference means the caller has to pass the earlier
-    answers some other way. A step without answers is referred to by its own query ("the answer to ...").
-    """
-    used: list[int] = []
-
-    def substitute(match: re.Match[str]) -> str:
-        k = int(match.group(1)) - 1
-        if not 0 <= k < len(earlier):
-            return match.group(0)
-        used.append(k)
-        step = earlier[k]
-        if step.answers:
-            return join_names(step.answers, limit)
-        return f"the answer to '{step.query.rstrip('?')}'"
-
-    text = _REF.sub(substitute, subquestion)
-    return " ".join(text.split()), sorted(set(used))
-
-
-class DecomposeConfig(MethodConfig):
-    hops: Annotated[int, ClientRange(1, 3)] = 3  # the paper's best N on MetaQA
-    top_k: Annotated[int, ClientRange(1, 100)] = 30  # triples per sub-question (the paper's K)
-    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000  # static-vector prefilter cap for hub neighbourhoods
-    max_subquestions: Annotated[int, ClientRange(1, 6)] = 4
-    synthesize: bool = True  # False: the last sub-answer is the final answer (one call fewer)
-    # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
-    # referenced earlier answers name after that) when there are any; False = the paper's ranking.
-    anchored: bool = True
-    # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
-    # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
-    # paper's separate decomposition call, the default: on it lowers MetaQA 2-hop and `university` by two
-    # questions each at half the seconds (dev, paired; benchmarks/RESULTS.md).
-    plan_answers: bool = False
-    # What that call reads: "first_hop" = only the facts about the question's entities (what step 1 of a longer
-    # plan reads); "first_hop_first" = those, then the best of the other candidates up to ``top_k``, so a plan
-    # of one step for a two-hop question still sees the second hop (what a one-step plan read before), at
-    # about twice the prompt (MetaQA dev: 2-hop Hit@1 0.40 -> 0.59 but 1-hop F1 0.94 -> 0.46; benchmarks/RESULTS.md).
-    plan_facts: Literal["first_hop", "first_hop_first"] = "first_hop"
-    # A later step starts from the entities an earlier step's answers name and, with this on, from every entity
-    # the facts that step read link to its anchor the same way (relation and direction) as an answer: the model
-    # names one of three films a writer wrote, the next step reads all three (:func:`widen`). Dev, paired: Hit@1
-    # the same on 171 questions of seven KGs, F1 up on three, MetaQA right answers grounded 0.81 -> 0.84
-    # (benchmarks/results/decompose_widen_steps.json)
-    widen_steps: bool = True
-    # A plan keeps only as many sub-questions as the question's best relation pattern (FRAG's zero-shot reading,
-    # no LLM) has hops: the 1.5B planner adds steps ("Which publisher published X?", then "Where is #1 based?").
-    # Off: dev, paired, 234 questions of eight KGs +15 / -10 at 2.8 calls instead of 3.4, but MetaQA 30 per hop
-    # +6 / -6 with F1 0.52 -> 0.49 and the proxy -1 (benchmarks/results/decompose_cap_plan.json)
-    cap_plan: bool = False
-    # A sub-question's answer call may only name entities its facts show, under a grammar ("auto": local llama.cpp
-    # models): a step's answers anchor the next step, and a small model writes a year range, a fact echoed whole
-    # or the anchor itself. ``choose_last_step`` False leaves the last step free where its facts are silent. Off:
-    # dev, 171 questions of seven KGs, paired: +5 / -8 (last step free: +3 / -5), MetaQA right answers grounded
-    # 0.84 -> 0.90 but F1 0.55 -> 0.47 (benchmarks/results/decompose_choose_steps.json)
-    choose_answers: GrammarSetting = "off"
-    choose_last_step: bool = True
-    # The last step's answers are every named entity its facts reach the way one of the model's answers was
-    # reached (:func:`widen`, as ``widen_steps`` does for anchors): a small model names one film of an actor's
-    # four. Off: the same 171, +0 / -2 (a synthesis call reads the widened chain, writes its own short list)
-    widen_answers: bool = False
-    embedder: ModelSetting = "minilm"
+__all__ = ["ChainStep", "Decompose", "DecomposeConfig", "join_names", "parse_decomposition", "reformulate", "widen"]
 
 
 class Pool(NamedTuple):
@@ -365,7 +203,7 @@ class Decompose(Method):
                 previous = chain[-1].answers
                 if previous and not any(a.lower() in query.lower() for a in previous):
                     query = f"{query} ({join_names(previous)})"
-                earlier = "\nEarlier steps:\n" + _chain_text(chain) + "\n"
+                earlier = "\nEarlier steps:\n" + chain_text(chain) + "\n"
                 refs = [len(chain) - 1]
             if chain:  # later steps: the entities the referenced answers name, and topics the query names
                 named = [t for t in topics if self.kg.entities[t].lower() in query.lower()]
@@ -420,31 +258,10 @@ class Decompose(Method):
                     "decompose_synthesis",
                     question=question,
                     reasoning=plan.reasoning or "(none)",
-                    chain=_chain_text(chain),
+                    chain=chain_text(chain),
                     evidence_names=chain[-1].answers,
                     exclude=[self.kg.entities[t] for t in topics],
                 )
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
         return answers, list(evidence.values())
-
-
-def widen(
-    kg: KnowledgeGraph, answers: Sequence[int], evidence: Sequence[Evidence], anchors: Sequence[int]
-) -> list[int]:
-    """``answers`` and the entities the same facts reach the same way: each fact of ``evidence`` that links an
-    anchor to an answer names a (anchor, relation, direction); every other fact of ``evidence`` with the same
-    one adds its far end. Only facts the step read count, so nothing the model was not shown is added."""
-    found, anchor_set = set(answers), set(anchors)
-    facts = [(int(kg.heads[t]), int(kg.rels[t]), int(kg.tails[t])) for ev in evidence for t in ev.triples[:1]]
-    ways = {(h, r, True) for h, r, t in facts if h in anchor_set and t in found}
-    ways |= {(t, r, False) for h, r, t in facts if t in anchor_set and h in found}
-    more = [t for h, r, t in facts if (h, r, True) in ways] + [h for h, r, t in facts if (t, r, False) in ways]
-    return list(dict.fromkeys([*answers, *(e for e in more if e not in anchor_set)]))
-
-
-def _chain_text(chain: Sequence[ChainStep]) -> str:
-    return "\n".join(
-        f"{i}. {s.query}\n   answers: {'; '.join(s.answers) if s.answers else '(none found)'}"
-        for i, s in enumerate(chain, start=1)
-    )

@@ -1,0 +1,52 @@
+"""Decompose's settings (every field is a ``--set`` key; ``kgrag methods --markdown`` documents them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from kgrag.methods.base import GrammarSetting, MethodConfig
+from kgrag.methods.settings import ClientRange, ModelSetting
+
+
+class DecomposeConfig(MethodConfig):
+    hops: Annotated[int, ClientRange(1, 3)] = 3  # the paper's best N on MetaQA
+    top_k: Annotated[int, ClientRange(1, 100)] = 30  # triples per sub-question (the paper's K)
+    max_candidates: Annotated[int, ClientRange(1, 5000)] = 2000  # static-vector prefilter cap for hub neighbourhoods
+    max_subquestions: Annotated[int, ClientRange(1, 6)] = 4
+    synthesize: bool = True  # False: the last sub-answer is the final answer (one call fewer)
+    # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
+    # referenced earlier answers name after that) when there are any; False = the paper's ranking.
+    anchored: bool = True
+    # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
+    # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
+    # paper's separate decomposition call, the default: on it lowers MetaQA 2-hop and `university` by two
+    # questions each at half the seconds (dev, paired; benchmarks/RESULTS.md).
+    plan_answers: bool = False
+    # What that call reads: "first_hop" = only the facts about the question's entities (what step 1 of a longer
+    # plan reads); "first_hop_first" = those, then the best of the other candidates up to ``top_k``, so a plan
+    # of one step for a two-hop question still sees the second hop (what a one-step plan read before), at
+    # about twice the prompt (MetaQA dev: 2-hop Hit@1 0.40 -> 0.59 but 1-hop F1 0.94 -> 0.46; benchmarks/RESULTS.md).
+    plan_facts: Literal["first_hop", "first_hop_first"] = "first_hop"
+    # A later step starts from the entities an earlier step's answers name and, with this on, from every entity
+    # the facts that step read link to its anchor the same way (relation and direction) as an answer: the model
+    # names one of three films a writer wrote, the next step reads all three (:func:`widen`). Dev, paired: Hit@1
+    # the same on 171 questions of seven KGs, F1 up on three, MetaQA right answers grounded 0.81 -> 0.84
+    # (benchmarks/results/decompose_widen_steps.json)
+    widen_steps: bool = True
+    # A plan keeps only as many sub-questions as the question's best relation pattern (FRAG's zero-shot reading,
+    # no LLM) has hops: the 1.5B planner adds steps ("Which publisher published X?", then "Where is #1 based?").
+    # Off: dev, paired, 234 questions of eight KGs +15 / -10 at 2.8 calls instead of 3.4, but MetaQA 30 per hop
+    # +6 / -6 with F1 0.52 -> 0.49 and the proxy -1 (benchmarks/results/decompose_cap_plan.json)
+    cap_plan: bool = False
+    # A sub-question's answer call may only name entities its facts show, under a grammar ("auto": local llama.cpp
+    # models): a step's answers anchor the next step, and a small model writes a year range, a fact echoed whole
+    # or the anchor itself. ``choose_last_step`` False leaves the last step free where its facts are silent. Off:
+    # dev, 171 questions of seven KGs, paired: +5 / -8 (last step free: +3 / -5), MetaQA right answers grounded
+    # 0.84 -> 0.90 but F1 0.55 -> 0.47 (benchmarks/results/decompose_choose_steps.json)
+    choose_answers: GrammarSetting = "off"
+    choose_last_step: bool = True
+    # The last step's answers are every named entity its facts reach the way one of the model's answers was
+    # reached (:func:`widen`, as ``widen_steps`` does for anchors): a small model names one film of an actor's
+    # four. Off: the same 171, +0 / -2 (a synthesis call reads the widened chain, writes its own short list)
+    widen_answers: bool = False
+    embedder: ModelSetting = "minilm"
