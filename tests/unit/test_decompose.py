@@ -15,6 +15,7 @@ from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
 from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
+from kgrag.methods.decompose.facts import connected_top
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.triples import triples_as_evidence
@@ -547,3 +548,43 @@ def test_a_plan_longer_than_the_questions_best_reading_keeps_its_first_steps(kg)
     assert next(s for s in answer.trace if s.name == "subquestion").outputs["anchors"] == ["Heat"]
     full = get_method("decompose")(kg, llm=ScriptedLLM({"rules": rules}), plan_answers=False)  # the default
     assert full.answer("Who directed Heat?", ["Heat"]).answers == ["The Insider"]  # the plan as written
+
+
+def test_connected_top_takes_the_best_fact_that_joins_up_with_what_is_reached(tmp_path):
+    triples = [
+        ("Alien", "directed_by", "Ridley Scott"),
+        ("Gladiator", "directed_by", "Ridley Scott"),
+        ("Alien", "release_year", "1979"),
+        ("The Insider", "release_year", "1999"),
+        ("Heat", "release_year", "1995"),
+    ]
+    kg = KnowledgeGraph.from_triples(triples)
+    tids = np.arange(5)
+    scores = np.array([0.5, 0.4, 0.45, 0.9, 0.8])  # the unjoined years rank first by similarity
+    taken = connected_top(kg, tids, scores, [kg.entity_id("Ridley Scott")], 3)
+    assert taken.tolist() == [0, 2, 1]  # Scott's best film, its year (now reached), then his other film
+    assert connected_top(kg, tids, scores, [kg.entity_id("Ridley Scott")], 9).tolist() == [0, 2, 1]  # no more join
+    assert connected_top(kg, tids, scores, [kg.entity_id("Heat")], 3).tolist() == [4]
+
+
+@pytest.mark.parametrize("lone_step", ["connected", "similarity"])
+def test_a_lone_step_reads_only_facts_that_join_up_with_the_questions_entities(kg, monkeypatch, lone_step):
+    import kgrag.methods.decompose as decompose
+
+    joined_to = []
+    monkeypatch.setattr(decompose, "connected_top", lambda *a: joined_to.append(a[3]) or connected_top(*a))
+    question = "When were the films directed by Ridley Scott released?"
+    llm = RecordingLLM(
+        {
+            "prompt": "decompose_questions",
+            "response": "<subquestions>1. When were Scott's films released?</subquestions>",
+        },
+        {"prompt": "decompose_answer", "response": "<answers>1979</answers>"},
+    )
+    method = get_method("decompose")(kg, llm=llm, top_k=6, lone_step=lone_step)
+    answer = method.answer(question, ["Ridley Scott"])
+    assert joined_to == ([[kg.entity_id("Ridley Scott")]] if lone_step == "connected" else [])
+    read = str(llm.messages("decompose_answer")[0])
+    assert answer.answers == ["1979"] and "Alien release year 1979" in read
+    facts = answer.trace[-1].outputs["facts"]
+    assert facts[0] == "Alien directed by Ridley Scott" and "The Insider starred actors Russell Crowe" in facts

@@ -45,7 +45,7 @@ from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
 from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.decompose.config import DecomposeConfig
-from kgrag.methods.decompose.facts import widen
+from kgrag.methods.decompose.facts import connected_top, widen
 from kgrag.methods.decompose.plan import (
     ChainStep,
     Decomposition,
@@ -86,9 +86,18 @@ class Decompose(Method):
     def _pool(self, tids: np.ndarray) -> Pool:
         return Pool(tids, kg_vectors(self.kg, self.text_embedder).triples(tids))
 
-    def _rank(self, query: str, pool: Pool, source: str, anchors: Sequence[int] = ()) -> list[Evidence]:
-        """Top-K of the pool by similarity to ``query``, among the triples touching ``anchors`` if any do."""
+    def _rank(
+        self, query: str, pool: Pool, source: str, anchors: Sequence[int] = (), joined_to: Sequence[int] = ()
+    ) -> list[Evidence]:
+        """Top-K of the pool by similarity to ``query``, among the triples touching ``anchors`` if any do, or
+        (``lone_step`` "connected") the best K that join up with the entities ``joined_to``."""
         tids, vectors = pool
+        if len(joined_to) and self.config.lone_step == "connected" and len(tids):
+            ranked, scores = rank_triples(
+                self.kg, query, tids, embedder=self.text_embedder, top_k=len(tids), vectors=vectors
+            )
+            keep = connected_top(self.kg, ranked, scores, joined_to, self.config.top_k)
+            return triples_as_evidence(self.kg, ranked[keep], scores[keep], source=source)
         if len(anchors) and self.config.anchored and len(tids):
             ids = np.asarray(anchors)
             touch = np.isin(self.kg.heads[tids], ids) | np.isin(self.kg.tails[tids], ids)
@@ -121,9 +130,9 @@ class Decompose(Method):
     def retrieve(self, question: str, topic_entities: Sequence[str] | None = None) -> list[Evidence]:
         """Top-K candidates ranked against the whole question (no LLM, hence no sub-questions)."""
         trace = Trace()
-        _, pool = self._candidates(question, list(topic_entities or []), trace)
+        topics, pool = self._candidates(question, list(topic_entities or []), trace)
         with trace.step("rank", top_k=self.config.top_k):
-            return self._rank(question, pool, "decompose")
+            return self._rank(question, pool, "decompose", joined_to=topics)
 
     # ------------------------------------------------------------------ LLM steps
     def _decompose(self, question: str, trace: Trace) -> Decomposition:
@@ -194,8 +203,10 @@ class Decompose(Method):
         last: bool = False,
     ) -> tuple[ChainStep, list[Evidence]]:
         """Reformulate, rank, answer one sub-question. ``topics`` anchor step 1 when ``anchor_topics`` (else
-        it ranks everything); an answer that only repeats them gives way to the best candidate either way."""
+        its facts join up with them, ``lone_step``); an answer that only repeats them gives way to the best
+        candidate either way."""
         anchors = topics if anchor_topics else []
+        joined = topics if not anchor_topics and not chain else []
         with trace.step("subquestion", index=index, subquestion=subquestion) as step:
             query, refs = reformulate(subquestion, chain)
             earlier = ""
@@ -209,7 +220,7 @@ class Decompose(Method):
                 named = [t for t in topics if self.kg.entities[t].lower() in query.lower()]
                 anchors = list(dict.fromkeys([e for k in refs for e in chain[k].reached] + named))
             step.outputs["anchors"] = [self.kg.entities[e] for e in anchors[:20]]
-            evidence = self._rank(query, pool, f"decompose/sub{index}", anchors)
+            evidence = self._rank(query, pool, f"decompose/sub{index}", anchors, joined)
             exclude = [self.kg.entities[e] for e in (anchors or topics)]
             choose = use_grammar(self.config.choose_answers, self.llm) and (self.config.choose_last_step or not last)
             answers = answer_from_facts(

@@ -17,6 +17,11 @@ class DecomposeConfig(MethodConfig):
     # A step ranks only the candidates touching its anchor entities (the topics for step 1, the entities the
     # referenced earlier answers name after that) when there are any; False = the paper's ranking.
     anchored: bool = True
+    # A plan of one step (the question restated) reads the ``top_k`` facts that join up with the question's
+    # entities: each next fact is the best-ranked one touching an entity the facts so far reach, so a two-hop
+    # question reads a writer's films and their years rather than the years of every film among the candidates
+    # (:func:`~kgrag.methods.decompose.facts.connected_top`). "similarity" = the paper's top-K of all candidates.
+    lone_step: Literal["connected", "similarity"] = "similarity"
     # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
     # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
     # paper's separate decomposition call, the default: on it lowers MetaQA 2-hop and `university` by two
