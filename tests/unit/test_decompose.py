@@ -567,6 +567,17 @@ def test_connected_top_takes_the_best_fact_that_joins_up_with_what_is_reached(tm
     assert connected_top(kg, tids, scores, [kg.entity_id("Heat")], 3).tolist() == [4]
 
 
+def test_connected_top_does_not_walk_through_a_hub():
+    triples = [("96 Minutes", "starred_actors", "Christian Serratos"), ("96 Minutes", "has_genre", "Drama")]
+    triples += [(f"Film {i}", "has_genre", "Drama") for i in range(30)]  # Drama: 31 edges, 10x the median is 10
+    kg = KnowledgeGraph.from_triples(triples)
+    scores = np.array([0.5, 0.4] + [0.9] * 30)
+    taken = connected_top(kg, np.arange(len(triples)), scores, [kg.entity_id("Christian Serratos")], 10)
+    assert taken.tolist() == [0, 1]  # Drama is reached, its other films are not
+    from_drama = connected_top(kg, np.arange(len(triples)), scores, [kg.entity_id("Drama")], 3)
+    assert len(from_drama) == 3  # a hub the question names is walked from
+
+
 def test_an_anchored_step_may_read_the_facts_one_step_past_its_anchors(kg):
     heat, tids = kg.entity_id("Heat"), np.arange(kg.num_triples)
     read = {}

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kgrag.graph.algorithms import incident_edges
+from kgrag.graph.hubs import hub_degree
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 
@@ -27,12 +28,6 @@ HOP_BONUS = (0.3, 0.15)
 """Added to the cosine (MiniLM: unrelated names ~0.1, related ~0.4–0.6) of relations on an edge at a topic
 entity, resp. one step further out: enough to put a vaguely related relation where the query starts ahead
 of a similar one elsewhere, not enough to put an unrelated one ahead of a close match."""
-
-
-HUB_FACTOR = 10
-"""Entities with more than this many times the KG's median degree are hubs, not walked through for the second
-hop (WebQSP proxy: more than 20 edges; MetaQA: 40). A percentile would call the unnamed nodes of a KG whose
-entities mostly have one edge hubs."""
 
 
 @dataclass
@@ -47,14 +42,6 @@ class Neighbourhood:
     @property
     def empty(self) -> bool:
         return not self.hops.any()
-
-
-def hub_degree(kg: KnowledgeGraph, factor: float = HUB_FACTOR) -> float:
-    """The degree above which an entity counts as a hub: ``factor`` times the median (computed once per KG)."""
-    return kg.resources.get(
-        ("dsl_hub_degree", factor),
-        lambda: factor * max(1.0, float(np.median(kg.degree("both")))) if kg.num_entities else 0.0,
-    )
 
 
 def neighbourhood(kg: KnowledgeGraph, topics: Sequence[int]) -> Neighbourhood:
@@ -140,9 +127,7 @@ def shown_order(relations: Sequence[int] | np.ndarray, hood: Neighbourhood | Non
 
 __all__ = [
     "HOP_BONUS",
-    "HUB_FACTOR",
     "Neighbourhood",
-    "hub_degree",
     "longest_fitting",
     "neighbourhood",
     "rank_relations",
