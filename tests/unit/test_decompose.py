@@ -578,17 +578,6 @@ def test_connected_top_does_not_walk_through_a_hub():
     assert len(from_drama) == 3  # a hub the question names is walked from
 
 
-def test_an_anchored_step_may_read_the_facts_one_step_past_its_anchors(kg):
-    heat, tids = kg.entity_id("Heat"), np.arange(kg.num_triples)
-    read = {}
-    for step_facts in ("touching", "connected"):
-        method = get_method("decompose")(kg, top_k=6, step_facts=step_facts)
-        evidence = method._rank("Which films starred Al Pacino?", method._pool(tids), "x", [heat])
-        read[step_facts] = [ev.text for ev in evidence]
-    assert all(fact.startswith("Heat ") for fact in read["touching"])
-    assert read["connected"][:2] == ["Heat starred actors Al Pacino", "The Insider starred actors Al Pacino"]
-
-
 @pytest.mark.parametrize("lone_step", ["connected", "similarity"])
 def test_a_lone_step_reads_only_facts_that_join_up_with_the_questions_entities(kg, monkeypatch, lone_step):
     import kgrag.methods.decompose as decompose

@@ -89,24 +89,20 @@ class Decompose(Method):
     def _rank(
         self, query: str, pool: Pool, source: str, anchors: Sequence[int] = (), joined_to: Sequence[int] = ()
     ) -> list[Evidence]:
-        """Top-K of the pool by similarity to ``query``: among the triples touching ``anchors`` if any do (or,
-        ``step_facts`` "connected", the best K joining up with them), else (``lone_step`` "connected") the best
-        K joining up with the entities ``joined_to``, else of all."""
+        """Top-K of the pool by similarity to ``query``, among the triples touching ``anchors`` if any do, or
+        (``lone_step`` "connected") the best K that join up with the entities ``joined_to``."""
         tids, vectors = pool
-        connect = list(joined_to) if self.config.lone_step == "connected" else []
-        if len(anchors) and self.config.anchored and len(tids):
-            ids = np.asarray(anchors)
-            touch = np.isin(self.kg.heads[tids], ids) | np.isin(self.kg.tails[tids], ids)
-            if touch.any() and self.config.step_facts == "connected":
-                connect = list(anchors)
-            elif touch.any():
-                tids, vectors = tids[touch], vectors[touch]
-        if connect and len(tids):
+        if len(joined_to) and self.config.lone_step == "connected" and len(tids):
             ranked, scores = rank_triples(
                 self.kg, query, tids, embedder=self.text_embedder, top_k=len(tids), vectors=vectors
             )
-            keep = connected_top(self.kg, ranked, scores, connect, self.config.top_k)
+            keep = connected_top(self.kg, ranked, scores, joined_to, self.config.top_k)
             return triples_as_evidence(self.kg, ranked[keep], scores[keep], source=source)
+        if len(anchors) and self.config.anchored and len(tids):
+            ids = np.asarray(anchors)
+            touch = np.isin(self.kg.heads[tids], ids) | np.isin(self.kg.tails[tids], ids)
+            if touch.any():
+                tids, vectors = tids[touch], vectors[touch]
         best, scores = rank_triples(
             self.kg, query, tids, embedder=self.text_embedder, top_k=self.config.top_k, vectors=vectors
         )

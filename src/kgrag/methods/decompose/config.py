@@ -22,10 +22,6 @@ class DecomposeConfig(MethodConfig):
     # question reads a writer's films and their years rather than the years of every film among the candidates
     # (:func:`~kgrag.methods.decompose.facts.connected_top`). "similarity" = the paper's top-K of all candidates.
     lone_step: Literal["connected", "similarity"] = "similarity"
-    # What an anchored step reads: "touching" = only facts touching its anchors; "connected" = the ``top_k`` best
-    # that join up with them (their own facts first where they rank best, then facts one step further), so a
-    # sub-question that is itself two hops ("films of the actors of X") can still be read
-    step_facts: Literal["touching", "connected"] = "touching"
     # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
     # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
     # paper's separate decomposition call, the default: on it lowers MetaQA 2-hop and `university` by two
