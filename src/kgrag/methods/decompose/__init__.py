@@ -14,7 +14,10 @@
    of X) that a small model copies into its answer. ``anchored=False`` is the paper's ranking. The anchors
    of a later step also include every entity that the facts the earlier step read reach the way one of its
    answers was reached (``widen_steps``): the model names one of a writer's three films, the next step reads
-   all three.
+   all three. A plan of one sub-question (the question restated) reads, with ``lone_step="connected"``, the
+   best-ranked facts that join up with the topics (:func:`~kgrag.methods.decompose.facts.connected_top`:
+   each next fact touches an entity the facts so far reach, never past a hub) instead of the paper's top-K of
+   all candidates, which for a two-hop question fills with the second hop of everything.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
 
 Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
