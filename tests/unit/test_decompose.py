@@ -103,6 +103,9 @@ def test_split_listed_names_uses_the_kg(tmp_path):
     assert split_listed_names(["Romeo and Juliet", "Heat & Alien"], names) == ["Romeo and Juliet", "Heat", "Alien"]
     assert split_listed_names(["Paris, Texas", "heat; alien"], names) == ["Paris, Texas", "heat", "alien"]
     assert split_listed_names(["Rome, Italy, Europe"], names) == ["Rome, Italy, Europe"]  # not KG names
+    tagged = NameIndex(KnowledgeGraph.from_triples([*MOVIES, ("Heat", "has_tags", "heat alien")]))
+    assert split_listed_names(["Heat, Alien"], tagged) == ["Heat", "Alien"]  # not the tag the words normalise to
+    assert split_listed_names(["heat alien"], tagged) == ["heat alien"]
 
 
 def test_join_names_limits_long_lists():

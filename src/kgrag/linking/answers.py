@@ -23,12 +23,18 @@ def split_listed_names(answers: Sequence[str], names: NameIndex) -> list[str]:
     a part that is an entity name keeps its commas ("Joy; He's a Bully, Charlie Brown; Fear": the model listed
     three titles, one with a comma of its own), another part is split on commas by the same rule. Neighbours
     in a list by commas that together make an entity's name are read as that name ("Heat, Good Morning, Miss
-    Dove" is two films). A part is split on "and"/"&" only when every piece is an entity name ("Romeo and
-    Juliet" stays whole).
+    Dove" is two films). A line with a comma is a name only where the KG's name has the comma ("Crime, Drama" is
+    two genres even in a KG with the tag "crime drama"). A part is split on "and"/"&" only when every piece is an
+    entity name ("Romeo and Juliet" stays whole).
     """
 
     def known(text: str) -> bool:
-        return bool(names.by_key.get(normalize(text)))
+        """An entity's name; with a comma only if the entity's name has one too ("Crime, Drama" is a list of two
+        genres, not the tag "crime drama" that the same words normalise to)."""
+        ids = names.by_key.get(normalize(text), [])
+        if "," not in text:
+            return bool(ids)
+        return any("," in name for e in ids for name in (names.kg.entities[e], *names.kg.aliases.get(e, ())))
 
     def pieces(part: str) -> list[str]:
         part = re.sub(r"^(?:and|&)\s+", "", part.strip(), flags=re.I)
