@@ -15,10 +15,9 @@ from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
 from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
-from kgrag.methods.decompose.facts import connected_top
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
-from kgrag.retrieval.triples import triples_as_evidence
+from kgrag.retrieval.triples import connected_top, triples_as_evidence
 from tests.conftest import MOVIES, RecordingLLM, run_cli
 
 Q = "Which actors starred in the films directed by Michael Mann?"

@@ -276,3 +276,15 @@ def test_a_chosen_reply_naming_only_the_topic_still_gets_the_evidence_answer(tmp
     answer = method.answer("who will play mr gray in the film", ["Christian Grey"])
     assert '"m.0ydn3r2"' not in method.llm.grammars[-1]
     assert answer.answers == ["Jamie Dornan"] and answer.grounded
+
+
+def test_joined_facts_grow_from_the_topic_entities():
+    kg = KnowledgeGraph.from_triples(MOVIES)
+    question = "When were the films starring Russell Crowe released?"
+    plain = get_method("kaping")(kg, llm=None, hops=3, top_k=5).retrieve(question, ["Russell Crowe"])
+    joined = get_method("kaping")(kg, llm=None, hops=3, top_k=5, joined=True).retrieve(question, ["Russell Crowe"])
+    reached = {"Russell Crowe"}
+    for ev in joined:  # each fact touches what the ones before it reached
+        assert reached & set(ev.entities), ev.text
+        reached |= set(ev.entities)
+    assert "Gladiator starred actors Russell Crowe" in {ev.text for ev in joined} - {ev.text for ev in plain}

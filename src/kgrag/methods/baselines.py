@@ -10,7 +10,7 @@ from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
 from kgrag.methods.base import GrammarSetting, Method, MethodConfig, Trace, registry, use_grammar
 from kgrag.methods.settings import ClientRange, HostSetting, ModelSetting
 from kgrag.retrieval.graph_query import first_column_answers, rows_as_evidence, run_recorded
-from kgrag.retrieval.triples import rank_triples, triples_as_evidence, whole_facts
+from kgrag.retrieval.triples import connected_top, rank_triples, triples_as_evidence, whole_facts
 from kgrag.types import Evidence
 
 
@@ -89,6 +89,11 @@ class KapingConfig(MethodConfig):
     # grounded 0.927 -> 0.939, evaluated prompt tokens (first 100, fresh) 444 -> 385 (median); with the intro saying
     # what "·" is, +9 / -10 (two of the three hundreds lower); not the default (results/kaping_fold_unnamed.json)
     fold_unnamed: bool = False
+    # the ``top_k`` facts that join up with the topic entities (retrieval.triples.connected_top: grown from them,
+    # each next fact the best-ranked one touching what the facts so far reach, hubs not walked through) instead
+    # of the ``top_k`` best of every candidate and their whole facts; with ``hops=3`` a 3-hop question's chain can
+    # be read at all. Off: not yet measured end to end
+    joined: bool = False
     embedder: ModelSetting = "minilm"
 
 
@@ -109,11 +114,14 @@ class Kaping(Method):
         tids = self._candidate_triples(question, topics, trace, hops=self.config.hops, cap=self.config.max_candidates)
         with trace.step("rank", top_k=self.config.top_k) as step:
             cfg = self.config
-            depth = len(tids) if cfg.whole_facts else cfg.top_k
+            depth = len(tids) if cfg.whole_facts or cfg.joined else cfg.top_k
             best, scores = rank_triples(
                 self.kg, question, tids, embedder=self.text_embedder, top_k=depth, relation_weight=cfg.relation_weight
             )
-            if cfg.whole_facts:
+            if cfg.joined and topics:
+                keep = connected_top(self.kg, best, scores, topics, cfg.top_k)
+                best, scores = best[keep], scores[keep]
+            elif cfg.whole_facts:
                 keep = whole_facts(self.kg, best, topics, cfg.top_k)
                 best, scores = best[keep], scores[keep]
             evidence = triples_as_evidence(self.kg, best, scores, source="kaping")

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kgrag.graph.algorithms.neighbourhood import k_hop
+from kgrag.graph.hubs import walkable
 from kgrag.graph.identifiers import looks_like_identifier, unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import humanize, short_relation_names, verbalize_triples
@@ -91,6 +92,33 @@ def rank_triples(
     best = np.argpartition(-scores, k - 1)[:k]
     best = best[np.argsort(-scores[best], kind="stable")]
     return tids[best], scores[best]
+
+
+def connected_top(
+    kg: KnowledgeGraph, tids: np.ndarray, scores: np.ndarray, starts: Sequence[int], k: int
+) -> np.ndarray:
+    """Up to ``k`` positions of ``tids`` forming facts that join up with ``starts``: each next one is the
+    best-scored fact touching an entity the starts or the facts taken so far reach (greedy, as Prim grows a
+    tree), never going on through a hub (:mod:`kgrag.graph.hubs`) other than a start. A flat top-k over a
+    two-hop neighbourhood fills with the second hop of everything ("Filmistaan release year 2012"), so a small
+    model answers from facts no chain joins to the question; here every fact read is one step from what the
+    question names or from a fact already read. In the order taken."""
+    heads, tails = kg.heads[tids], kg.tails[tids]
+    through = walkable(kg)
+    on = np.zeros(kg.num_entities, dtype=bool)  # entities a next fact may touch
+    on[np.asarray(starts, dtype=np.int64)] = True
+    open_ = np.ones(len(tids), dtype=bool)
+    taken: list[int] = []
+    for _ in range(min(k, len(tids))):
+        front = open_ & (on[heads] | on[tails])
+        if not front.any():
+            break
+        best = int(np.argmax(np.where(front, scores, -np.inf)))
+        open_[best] = False
+        for end in (heads[best], tails[best]):
+            on[end] |= through[end]
+        taken.append(best)
+    return np.asarray(taken, dtype=np.int64)
 
 
 def whole_facts(

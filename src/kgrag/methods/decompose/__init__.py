@@ -15,7 +15,7 @@
    of a later step also include every entity that the facts the earlier step read reach the way one of its
    answers was reached (``widen_steps``): the model names one of a writer's three films, the next step reads
    all three. A plan of one sub-question (the question restated) reads, with ``lone_step="connected"``, the
-   best-ranked facts that join up with the topics (:func:`~kgrag.methods.decompose.facts.connected_top`:
+   best-ranked facts that join up with the topics (:func:`~kgrag.retrieval.triples.connected_top`:
    each next fact touches an entity the facts so far reach, never past a hub) instead of the paper's top-K of
    all candidates, which for a two-hop question fills with the second hop of everything.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
@@ -48,7 +48,7 @@ from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
 from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.decompose.config import DecomposeConfig
-from kgrag.methods.decompose.facts import connected_top, widen
+from kgrag.methods.decompose.facts import widen
 from kgrag.methods.decompose.plan import (
     ChainStep,
     Decomposition,
@@ -58,7 +58,7 @@ from kgrag.methods.decompose.plan import (
     reformulate,
 )
 from kgrag.methods.pattern_fit import best_pattern_hops
-from kgrag.retrieval.triples import kg_vectors, rank_triples, triples_as_evidence
+from kgrag.retrieval.triples import connected_top, kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
 __all__ = ["ChainStep", "Decompose", "DecomposeConfig", "join_names", "parse_decomposition", "reformulate", "widen"]

@@ -20,12 +20,12 @@ class DecomposeConfig(MethodConfig):
     # A plan of one step (the question restated) reads the ``top_k`` facts that join up with the question's
     # entities: each next fact is the best-ranked one touching an entity the facts so far reach, never walking on
     # through a hub (kgrag.graph.hubs), so a two-hop question reads a writer's films and their years rather than
-    # the years of every film among the candidates (facts.connected_top). "similarity" = the paper's top-K of all
-    # candidates. Retrieval: a chain to a gold answer in the facts, MetaQA 2-hop 0.33 -> 0.85 (first 40), WebQSP
-    # proxy 0.79 -> 0.85 (first 100), lower nowhere on eight KGs; end to end, paired, default local model: dev
-    # (219 questions of eight KGs) +6 / -3; questions drawn afresh (MetaQA and renamed MetaQA 20 per hop, proxy
-    # 30) +6 / -3, right answers grounded MetaQA 0.73 -> 0.83, renamed 0.86 -> 0.95; F1 higher on both MetaQAs and
-    # the proxy, 0.03 lower on software and pharmacy (benchmarks/results/decompose_lone_step.json)
+    # the years of every film among the candidates (retrieval.triples.connected_top). "similarity" = the paper's
+    # top-K of all candidates. Retrieval: a chain to a gold answer in the facts, MetaQA 2-hop 0.33 -> 0.85
+    # (first 40), WebQSP proxy 0.79 -> 0.85 (first 100), lower nowhere on eight KGs; end to end, paired, default
+    # local model: dev (219 questions of eight KGs) +6 / -3; questions drawn afresh (MetaQA and renamed MetaQA
+    # 20 per hop, proxy 30) +6 / -3, right answers grounded MetaQA 0.73 -> 0.83, renamed 0.86 -> 0.95; F1 higher
+    # on both MetaQAs and the proxy, 0.03 lower on software and pharmacy (benchmarks/results/decompose_lone_step.json)
     lone_step: Literal["connected", "similarity"] = "connected"
     # The decomposition call also answers sub-question 1 from the facts about the question's entities (the
     # facts step 1 reads anyway), so a one-step plan takes one call and a longer one a call fewer. False = the
