@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kgrag.graph.algorithms import incident_edges
-from kgrag.graph.hubs import hub_degree
+from kgrag.graph.hubs import walkable
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph, unique_ints
 
@@ -47,7 +47,7 @@ class Neighbourhood:
 def neighbourhood(kg: KnowledgeGraph, topics: Sequence[int]) -> Neighbourhood:
     """The relations within two hops of ``topics`` (both directions), with one example edge each.
 
-    The second hop is taken only from neighbours that are not hubs (:func:`hub_degree`): past an unnamed
+    The second hop is taken only from neighbours that are not hubs (:func:`kgrag.graph.hubs.walkable`): past an unnamed
     node or a film it is what a two-step query follows, past a country with a thousand edges it is most of
     the KG's relations, and the relations the question needs drown in them (WebQSP, "who was Richard Nixon
     married to": 84 relations within two hops, 76 of them through "United States of America")."""
@@ -57,8 +57,7 @@ def neighbourhood(kg: KnowledgeGraph, topics: Sequence[int]) -> Neighbourhood:
         return Neighbourhood(hops, examples)
     seeds = unique_ints(np.asarray(topics, dtype=np.int64))
     _, first, reached, _ = incident_edges(kg, seeds)
-    degree = kg.degree("both")
-    inner = unique_ints(reached[degree[reached] <= hub_degree(kg)].astype(np.int64))
+    inner = unique_ints(reached[walkable(kg)[reached]].astype(np.int64))
     _, second, _, _ = incident_edges(kg, inner)
     tids = np.concatenate([first, second]).astype(np.int64)
     near = np.concatenate([np.ones(len(first), np.int8), np.full(len(second), 2, np.int8)])
