@@ -82,14 +82,14 @@ def answer_support(
     support: dict[str, list[int]] = {}
     from_named: dict[int, list[int]] | None = None  # chains from the question's own entities only, when needed
     for answer in answers:
-        eid = kg.find_entity(answer)
+        eid = own = kg.find_entity(answer)
         if eid is None or not chains.get(eid):
             eid = reached.get(normalize(answer))
         if eid is not None and chains.get(eid):
             support[answer] = chains[eid]
         elif normalize(answer) in row_values:
             support[answer] = []
-        elif (own := kg.find_entity(answer)) in starts and own not in named:
+        elif own in starts and own not in named:
             # a path the method retrieved around the answer itself (byokg links its draft answers and follows
             # paths from them) starts there, which made it a chain of no triples; the question's own entities
             # may still reach it ("Kestrel Books <- A Ledger of Tides -> Corvina Award")
