@@ -15,6 +15,7 @@ from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
 from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
+from kgrag.methods.decompose.facts import links_past
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.triples import connected_top, triples_as_evidence
@@ -601,3 +602,25 @@ def test_a_lone_step_reads_only_facts_that_join_up_with_the_questions_entities(k
     assert answer.answers == ["1979"] and "Alien release year 1979" in read
     facts = answer.trace[-1].outputs["facts"]
     assert facts[0] == "Alien directed by Ridley Scott" and "The Insider starred actors Russell Crowe" in facts
+
+
+def test_links_past_takes_the_fact_joining_an_answer_to_what_was_reached(kg):
+    ids = {name: kg.find_entity(name) for name in ["Gladiator", "Alien", "Russell Crowe", "Ridley Scott", "Heat"]}
+    (tid,) = links_past(kg, [ids["Gladiator"], ids["Alien"]], [ids["Russell Crowe"], ids["Heat"]])
+    assert kg.triple(tid) == ("Gladiator", "starred_actors", "Russell Crowe")  # Alien touches neither: skipped
+    assert len(links_past(kg, [ids["Alien"], ids["Gladiator"]], [ids["Ridley Scott"]])) == 2
+    assert links_past(kg, [ids["Heat"]], [ids["Heat"]]) == []  # an entity does not join itself
+
+
+@pytest.mark.parametrize("link_answers", [False, True])
+def test_a_synthesis_answer_one_fact_past_the_last_step_is_supported_by_it(kg, link_answers):
+    llm = _two_step_llm("<answers>\nGladiator\nAlien\n</answers>")
+    method = get_method("decompose")(kg, llm=llm, plan_answers=False, top_k=4, link_answers=link_answers)
+    answer = method.answer(Q, ["Michael Mann"])
+    linked = [ev.text for ev in answer.evidence if ev.source == "decompose/link"]
+    if link_answers:  # Gladiator stars Russell Crowe, whom the last step reached; Alien joins nothing reached
+        assert linked == ["Gladiator starred actors Russell Crowe"]
+        assert answer.answers == ["Gladiator"] and answer.set_aside == ["Alien"] and answer.grounded
+        assert answer.trace[-1].name == "link_answers"
+    else:
+        assert linked == [] and answer.answers == ["Gladiator", "Alien"] and not answer.grounded

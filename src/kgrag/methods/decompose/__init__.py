@@ -48,7 +48,7 @@ from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
 from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.decompose.config import DecomposeConfig
-from kgrag.methods.decompose.facts import widen
+from kgrag.methods.decompose.facts import links_past, widen
 from kgrag.methods.decompose.plan import (
     ChainStep,
     Decomposition,
@@ -58,6 +58,7 @@ from kgrag.methods.decompose.plan import (
     reformulate,
 )
 from kgrag.methods.pattern_fit import best_pattern_hops
+from kgrag.methods.support import answer_support
 from kgrag.retrieval.triples import connected_top, kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
@@ -278,4 +279,30 @@ class Decompose(Method):
                 )
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
+            if self.config.link_answers:
+                shown = self._linked(question, answers, chain[-1].reached, list(evidence.values()), topics, trace)
+                for ev in shown:
+                    evidence.setdefault(ev.triples[0], ev)
         return answers, list(evidence.values())
+
+    def _linked(
+        self,
+        question: str,
+        answers: Sequence[str],
+        reached: Sequence[int],
+        evidence: Sequence[Evidence],
+        topics: Sequence[int],
+        trace: Trace,
+    ) -> list[Evidence]:
+        """``link_answers``: for the synthesis's answers that ``evidence`` does not support, the KG facts that join
+        them to the entities the last step reached (:func:`~kgrag.methods.decompose.facts.links_past`)."""
+        names = [self.kg.entities[t] for t in topics]
+        supported = answer_support(self.kg, question, answers, evidence, names)
+        loose = [e for a in answers if a not in supported and (e := self.kg.find_entity(a)) is not None]
+        tids = np.asarray(links_past(self.kg, loose, reached), dtype=np.int64)
+        if not len(tids):
+            return []
+        with trace.step("link_answers", answers=[self.kg.entities[e] for e in loose]) as step:
+            found = triples_as_evidence(self.kg, tids, source="decompose/link")
+            step.outputs["facts"] = [ev.text for ev in found]
+        return found
