@@ -96,6 +96,20 @@ def flagged(scored: list[dict], thresholds: tuple[float, ...] = (0.5, 0.6, 0.7, 
     return out
 
 
+def auc(scored: list[dict]) -> float | None:
+    """How often a right answer is surer than a wrong one (ties count half): 1 separates them, 0.5 is chance."""
+    right = np.array([r["confidence"] for r in scored if r["hit@1"]])
+    wrong = np.array([r["confidence"] for r in scored if not r["hit@1"]])
+    if not len(right) or not len(wrong):
+        return None
+    return round(float(((right[:, None] > wrong) + 0.5 * (right[:, None] == wrong)).mean()), 4)
+
+
+def trust(scored: list[dict]) -> dict:
+    """Calibration, separation and both sides of an abstention threshold for rows with a ``confidence``."""
+    return {**calibration_summary(scored), "auc": auc(scored), "flagged": flagged(scored)}
+
+
 def held_out(by_kg: dict[str, list[dict]]) -> dict:
     """ECE and risk–coverage on rows the weights were not fitted on: each KG left out in turn, and two folds."""
     out: dict = {"leave_one_kg_out": {}}
@@ -175,10 +189,8 @@ def main() -> int:
             group: {
                 "n": len(rs),
                 "hit@1": round(float(design(rs)[1].mean()), 4),
-                "fitted_now": calibration_summary(
-                    [{**r, "confidence": float(c)} for r, c in zip(rs, predict(w, design(rs)[0]))]
-                ),
-                "as_written": calibration_summary(rs),
+                "fitted_now": trust([{**r, "confidence": float(c)} for r, c in zip(rs, predict(w, design(rs)[0]))]),
+                "as_written": trust(rs),
             }
             for group, rs in groups.items()
         }
