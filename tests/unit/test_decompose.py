@@ -16,6 +16,7 @@ from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
 from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
 from kgrag.methods.decompose.facts import links_past
+from kgrag.methods.support import reached_entities
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.triples import connected_top, triples_as_evidence
@@ -613,14 +614,23 @@ def test_links_past_takes_the_fact_joining_an_answer_to_what_was_reached(kg):
 
 
 @pytest.mark.parametrize("link_answers", [False, True])
-def test_a_synthesis_answer_one_fact_past_the_last_step_is_supported_by_it(kg, link_answers):
+def test_an_answer_one_fact_past_what_the_evidence_reached_is_supported_by_it(kg, link_answers):
     llm = _two_step_llm("<answers>\nGladiator\nAlien\n</answers>")
     method = get_method("decompose")(kg, llm=llm, plan_answers=False, top_k=4, link_answers=link_answers)
     answer = method.answer(Q, ["Michael Mann"])
     linked = [ev.text for ev in answer.evidence if ev.source == "decompose/link"]
-    if link_answers:  # Gladiator stars Russell Crowe, whom the last step reached; Alien joins nothing reached
+    if link_answers:  # Gladiator stars Russell Crowe, whom the evidence reached; Alien joins nothing reached
         assert linked == ["Gladiator starred actors Russell Crowe"]
         assert answer.answers == ["Gladiator"] and answer.set_aside == ["Alien"] and answer.grounded
         assert answer.trace[-1].name == "link_answers"
     else:
         assert linked == [] and answer.answers == ["Gladiator", "Alien"] and not answer.grounded
+
+
+def test_reached_entities_are_those_the_evidence_joins_to_the_question(kg):
+    tid = {kg.triple(t): t for t in range(kg.num_triples)}
+    facts = triples_as_evidence(
+        kg, np.array([tid["Heat", "directed_by", "Michael Mann"], tid["Alien", "directed_by", "Ridley Scott"]])
+    )
+    got = {kg.entities[e] for e in reached_entities(kg, Q, facts, ["Michael Mann"])}
+    assert got == {"Michael Mann", "Heat"}  # Alien's fact joins nothing the question names

@@ -55,22 +55,7 @@ def answer_support(
     """For each supported answer, the triple ids of the shortest chain of checked evidence triples from a
     question entity to it (``[]``: found in a result row that is not a KG path). Unsupported answers are absent,
     the question's own entities among them: a chain of no triples supports nothing."""
-    named = question_entities(kg, question, evidence, topics)
-    starts = set(named)
-    for ev in evidence:  # a path of several hops starts at the entity it was retrieved for (a lone fact's first
-        start = kg.find_entity(ev.entities[0]) if len(ev.triples) > 1 and ev.entities else None  # name: its head)
-        if start is not None:
-            starts.add(start)
-    adjacency: dict[int, list[tuple[int, int]]] = {}
-    row_values: set[str] = set()
-    for ev in evidence:
-        if not ev.triples:
-            row_values.update(normalize(v) for v in ev.entities)
-            continue
-        for tid in checked_triples(kg, ev):
-            head, tail = int(kg.heads[tid]), int(kg.tails[tid])
-            adjacency.setdefault(head, []).append((tail, tid))
-            adjacency.setdefault(tail, []).append((head, tid))
+    named, starts, adjacency, row_values = _evidence_graph(kg, question, evidence, topics)
     chains = _chains(adjacency, starts)
     # the entities the chains reach, by their names' normal form: a model that writes names (not one choosing
     # among them) writes "cosmologist" for the KG's "Cosmologist" and "Robert E. Kahn" for "Robert  E. Kahn",
@@ -97,6 +82,38 @@ def answer_support(
             if from_named.get(own):
                 support[answer] = from_named[own]
     return support
+
+
+def reached_entities(
+    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str] = ()
+) -> set[int]:
+    """Every entity a chain of checked evidence triples joins to a question entity (those entities included)."""
+    _, starts, adjacency, _ = _evidence_graph(kg, question, evidence, topics)
+    return set(_chains(adjacency, starts)) | starts
+
+
+def _evidence_graph(
+    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str]
+) -> tuple[set[int], set[int], dict[int, list[tuple[int, int]]], set[str]]:
+    """The question's entities, where chains start, the checked evidence triples as an adjacency list, and the
+    values of result rows that are not KG paths."""
+    named = question_entities(kg, question, evidence, topics)
+    starts = set(named)
+    for ev in evidence:  # a path of several hops starts at the entity it was retrieved for (a lone fact's first
+        start = kg.find_entity(ev.entities[0]) if len(ev.triples) > 1 and ev.entities else None  # name: its head)
+        if start is not None:
+            starts.add(start)
+    adjacency: dict[int, list[tuple[int, int]]] = {}
+    row_values: set[str] = set()
+    for ev in evidence:
+        if not ev.triples:
+            row_values.update(normalize(v) for v in ev.entities)
+            continue
+        for tid in checked_triples(kg, ev):
+            head, tail = int(kg.heads[tid]), int(kg.tails[tid])
+            adjacency.setdefault(head, []).append((tail, tid))
+            adjacency.setdefault(tail, []).append((head, tid))
+    return named, starts, adjacency, row_values
 
 
 def _chains(adjacency: dict[int, list[tuple[int, int]]], starts: set[int]) -> dict[int, list[int]]:

@@ -58,7 +58,7 @@ from kgrag.methods.decompose.plan import (
     reformulate,
 )
 from kgrag.methods.pattern_fit import best_pattern_hops
-from kgrag.methods.support import answer_support
+from kgrag.methods.support import answer_support, reached_entities
 from kgrag.retrieval.triples import connected_top, kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
@@ -279,27 +279,24 @@ class Decompose(Method):
                 )
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
-            if self.config.link_answers:
-                shown = self._linked(question, answers, chain[-1].reached, list(evidence.values()), topics, trace)
-                for ev in shown:
-                    evidence.setdefault(ev.triples[0], ev)
+        if self.config.link_answers:
+            for ev in self._linked(question, answers, list(evidence.values()), topics, trace):
+                evidence.setdefault(ev.triples[0], ev)
         return answers, list(evidence.values())
 
     def _linked(
-        self,
-        question: str,
-        answers: Sequence[str],
-        reached: Sequence[int],
-        evidence: Sequence[Evidence],
-        topics: Sequence[int],
-        trace: Trace,
+        self, question: str, answers: Sequence[str], evidence: Sequence[Evidence], topics: Sequence[int], trace: Trace
     ) -> list[Evidence]:
-        """``link_answers``: for the synthesis's answers that ``evidence`` does not support, the KG facts that join
-        them to the entities the last step reached (:func:`~kgrag.methods.decompose.facts.links_past`)."""
+        """``link_answers``: for the answers that ``evidence`` does not support, the KG facts that join them to an
+        entity it does join to the question's (:func:`~kgrag.methods.decompose.facts.links_past`)."""
         names = [self.kg.entities[t] for t in topics]
         supported = answer_support(self.kg, question, answers, evidence, names)
         loose = [e for a in answers if a not in supported and (e := self.kg.find_entity(a)) is not None]
-        tids = np.asarray(links_past(self.kg, loose, reached), dtype=np.int64)
+        if not loose:
+            return []
+        tids = np.asarray(
+            links_past(self.kg, loose, reached_entities(self.kg, question, evidence, names)), dtype=np.int64
+        )
         if not len(tids):
             return []
         with trace.step("link_answers", answers=[self.kg.entities[e] for e in loose]) as step:

@@ -59,9 +59,9 @@ class DecomposeConfig(MethodConfig):
     # reached (:func:`widen`, as ``widen_steps`` does for anchors): a small model names one film of an actor's
     # four. Off: the same 171, +0 / -2 (a synthesis call reads the widened chain, writes its own short list)
     widen_answers: bool = False
-    # An answer of the synthesis call that the facts read do not support, but that the KG joins by one fact to an
-    # entity the last step reached, is supported by that fact (it joins the evidence, source "decompose/link"):
-    # a plan one hop short ("films written by X", then the synthesis names their language) gets its last hop
-    # checked against the KG instead of standing on the model's word (facts.links_past).
+    # An answer the facts read do not support, but that one KG fact joins to an entity they do join to the
+    # question's, is supported by that fact (it joins the evidence, source "decompose/link"): a plan one hop short
+    # ("films written by X", then the synthesis names their language) or a step answered from the model's own
+    # knowledge gets its last hop checked against the KG instead of standing on the model's word (facts.links_past)
     link_answers: bool = False
     embedder: ModelSetting = "minilm"

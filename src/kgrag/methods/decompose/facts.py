@@ -32,8 +32,9 @@ def links_past(kg: KnowledgeGraph, answers: Sequence[int], reached: Sequence[int
     direction), in ``answers``' order; answers with none are skipped.
 
     The synthesis call reads the chain of sub-answers and may add the plan's missing last hop from the model's
-    own knowledge ("films written by X" → their languages). Where the KG holds that hop from the last step's
-    entities, the fact is the answer's support; where it does not, the answer stays unsupported."""
+    own knowledge ("films written by X" → their languages), and a step may answer from it where its facts stop a
+    hop short. Where the KG holds that hop from an entity the evidence reached, the fact is the answer's support;
+    where it does not, the answer stays unsupported."""
     targets = np.asarray(sorted(set(reached)), dtype=np.int64)
     out: list[int] = []
     for e in dict.fromkeys(answers):
