@@ -634,3 +634,14 @@ def test_reached_entities_are_those_the_evidence_joins_to_the_question(kg):
     )
     got = {kg.entities[e] for e in reached_entities(kg, Q, facts, ["Michael Mann"])}
     assert got == {"Michael Mann", "Heat"}  # Alien's fact joins nothing the question names
+
+
+def test_an_answer_written_in_another_case_is_linked_to_the_kgs_entity(kg):
+    llm = _two_step_llm("<answers>\ngladiator\n</answers>")
+    answer = get_method("decompose")(kg, llm=llm, plan_answers=False, top_k=4, link_answers=True).answer(
+        Q, ["Michael Mann"]
+    )
+    assert [ev.text for ev in answer.evidence if ev.source == "decompose/link"] == [
+        "Gladiator starred actors Russell Crowe"
+    ]
+    assert answer.grounded

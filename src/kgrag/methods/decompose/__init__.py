@@ -291,7 +291,7 @@ class Decompose(Method):
         entity it does join to the question's (:func:`~kgrag.methods.decompose.facts.links_past`)."""
         names = [self.kg.entities[t] for t in topics]
         supported = answer_support(self.kg, question, answers, evidence, names)
-        loose = [e for a in answers if a not in supported and (e := self.kg.find_entity(a)) is not None]
+        loose = self._entities_named([a for a in answers if a not in supported])  # "drama" is the KG's "Drama"
         if not loose:
             return []
         tids = np.asarray(
