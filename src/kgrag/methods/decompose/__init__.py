@@ -291,7 +291,8 @@ class Decompose(Method):
         entity it does join to the question's (:func:`~kgrag.methods.decompose.facts.links_past`)."""
         names = [self.kg.entities[t] for t in topics]
         supported = answer_support(self.kg, question, answers, evidence, names)
-        loose = self._entities_named([a for a in answers if a not in supported])  # "drama" is the KG's "Drama"
+        index = NameIndex.of(self.kg)  # every entity the name may be: "drama" is MetaQA's tag and its genre "Drama"
+        loose = [e for a in answers if a not in supported for e in index.by_key.get(normalize(a), [])]
         if not loose:
             return []
         tids = np.asarray(
