@@ -19,6 +19,8 @@
    each next fact touches an entity the facts so far reach, never past a hub) instead of the paper's top-K of
    all candidates, which for a two-hop question fills with the second hop of everything.
 4. Synthesis: one call turns the chain of sub-answers into the final answer (skipped for one sub-question).
+5. Beyond the paper (``link_answers``), a final answer the facts read do not support gets the KG fact that joins
+   it to an entity they reach, if there is one: the plan's missing last hop, checked instead of taken on trust.
 
 Reformulation is a string substitution, not an LLM call. The paper rewrites each next sub-question with a
 zero-shot LLM; here the decomposition prompt asks for ``#k`` references and we substitute the answers of
