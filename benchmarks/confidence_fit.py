@@ -137,8 +137,7 @@ def held_out(by_kg: dict[str, list[dict]]) -> dict:
         test = [r for r, f in zip(rows, fold) if f == k]
         conf = predict(fit(*design(train)), design(test)[0])
         scored += [{**r, "confidence": float(c)} for r, c in zip(test, conf)]
-    out["two_folds"] = calibration_summary(scored)
-    out["two_folds"]["flagged"] = flagged(scored)
+    out["two_folds"] = trust(scored)
     return out
 
 
