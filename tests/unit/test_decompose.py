@@ -15,8 +15,7 @@ from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
 from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
-from kgrag.methods.decompose.facts import links_past
-from kgrag.methods.support import reached_entities
+from kgrag.methods.support import links_past, reached_entities
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.triples import connected_top, triples_as_evidence

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
@@ -288,3 +289,18 @@ def test_joined_facts_grow_from_the_topic_entities():
         assert reached & set(ev.entities), ev.text
         reached |= set(ev.entities)
     assert "Gladiator starred actors Russell Crowe" in {ev.text for ev in joined} - {ev.text for ev in plain}
+
+
+@pytest.mark.parametrize("link_answers", [False, True])
+def test_an_answer_one_fact_past_the_facts_is_supported_by_that_fact(tmp_path, link_answers):
+    """Heat's 1-hop facts reach Michael Mann and its actors; The Insider is one KG fact past them, Alien none."""
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    llm = RecordingLLM({"prompt": "kaping_answer", "response": "<answers>\nThe Insider\nAlien\n</answers>"})
+    method = get_method("kaping")(kg, llm=llm, hops=1, link_answers=link_answers)
+    answer = method.answer("which other film did the director of Heat make", ["Heat"])
+    linked = [ev.text for ev in answer.evidence if ev.source == "kaping/link"]
+    if link_answers:
+        assert linked == ["The Insider directed by Michael Mann"] and answer.trace[-1].name == "link_answers"
+        assert answer.answers == ["The Insider"] and answer.set_aside == ["Alien"] and answer.grounded
+    else:
+        assert linked == [] and answer.answers == ["The Insider", "Alien"] and not answer.grounded

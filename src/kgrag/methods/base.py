@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgrag.cancel import check_cancelled
@@ -27,6 +28,7 @@ from kgrag.methods.answer_kind import as_count, kind_on, verdict, yes_no_claim
 from kgrag.methods.confidence import answer_signals, confidences
 from kgrag.methods.settings import ClientRange
 from kgrag.methods.support import (
+    answer_links,
     answer_support,
     echoes,
     question_entities,
@@ -297,6 +299,23 @@ class Method(ABC):
         with trace.step("answer") as step:
             step.outputs.update({"answers": [], "skipped": "no entity of the question is in the KG: nothing to ask"})
         return True
+
+    def _link_answers(
+        self, question: str, answers: Sequence[str], evidence: Sequence[Evidence], topics: Sequence[int], trace: Trace
+    ) -> list[Evidence]:
+        """The facts that support answers ``evidence`` does not, one KG hop past an entity it reaches
+        (:func:`~kgrag.methods.support.answer_links`), as evidence of source ``<method>/link`` and a trace step
+        ``link_answers`` (none when there is nothing to link)."""
+        from kgrag.retrieval.triples import triples_as_evidence
+
+        names = [self.kg.entities[t] for t in topics]
+        loose, tids = answer_links(self.kg, question, answers, evidence, names)
+        if not tids:
+            return []
+        with trace.step("link_answers", answers=[self.kg.entities[e] for e in loose]) as step:
+            found = triples_as_evidence(self.kg, np.asarray(tids, dtype=np.int64), source=f"{self.name}/link")
+            step.outputs["facts"] = [ev.text for ev in found]
+        return found
 
     @abstractmethod
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:

@@ -95,6 +95,9 @@ class KapingConfig(MethodConfig):
     # be read at all. Off: with hops=3, dev, paired, MetaQA seeded 30 per hop 0.90 / 0.87 / 0.40 -> 0.90 / 0.83 /
     # 0.53 (+6 / -3) but F1 0.57 -> 0.52, WebQSP proxy 201-230 0.77 -> 0.67 (+0 / -3; results/kaping_joined.json)
     joined: bool = False
+    # an answer the facts do not support, but that one KG fact joins to an entity they join to the topics, gets
+    # that fact as its support (source "kaping/link"; methods/support.answer_links), as decompose's link_answers
+    link_answers: bool = False
     embedder: ModelSetting = "minilm"
 
 
@@ -151,6 +154,8 @@ class Kaping(Method):
                 choose=use_grammar(cfg.choose_answers, self.llm),
             )
             step.outputs["answers"] = answers
+        if cfg.link_answers:
+            evidence = [*evidence, *self._link_answers(question, answers, evidence, topics, trace)]
         return answers, evidence
 
 

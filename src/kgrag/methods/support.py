@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_triples
+from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import names_said, normalize, tokens
 from kgrag.types import Evidence
 
@@ -90,6 +93,44 @@ def reached_entities(
     """Every entity a chain of checked evidence triples joins to a question entity (those entities included)."""
     _, starts, adjacency, _ = _evidence_graph(kg, question, evidence, topics)
     return set(_chains(adjacency, starts)) | starts
+
+
+def links_past(kg: KnowledgeGraph, answers: Sequence[int], reached: Sequence[int]) -> list[int]:
+    """Per answer entity, the first KG triple that joins it directly to an entity of ``reached`` (either
+    direction), in ``answers``' order; answers with none are skipped."""
+    targets = np.asarray(sorted(set(reached)), dtype=np.int64)
+    out: list[int] = []
+    for e in dict.fromkeys(answers):
+        tids = np.concatenate([kg.out_edge_ids(e), kg.in_edge_ids(e)])
+        other = np.where(kg.heads[tids] == e, kg.tails[tids], kg.heads[tids])
+        hits = tids[np.isin(other, targets) & (other != e)]
+        if len(hits):
+            out.append(int(hits.min()))
+    return out
+
+
+def answer_links(
+    kg: KnowledgeGraph,
+    question: str,
+    answers: Sequence[str],
+    evidence: Sequence[Evidence],
+    topics: Iterable[str] = (),
+) -> tuple[list[int], list[int]]:
+    """(the entities the unsupported answers may be, the KG triples that join them to an entity the evidence
+    joins to the question's): an answer one hop past what the evidence reached gets that hop checked against the
+    KG instead of standing on the model's word.
+
+    A model reading facts that stop a hop short (a plan's missing last step, a 2-hop question answered from
+    1-hop facts) often names the right entity from its own knowledge; where the KG holds the hop from an entity
+    the evidence reached, that fact is the answer's support, and where it does not, the answer stays
+    unsupported. Names are read as every entity they may be ("drama" is a tag and a genre "Drama")."""
+    topics = list(topics)
+    supported = answer_support(kg, question, answers, evidence, topics)
+    index = NameIndex.of(kg)
+    loose = [e for a in answers if a not in supported for e in index.by_key.get(normalize(a), [])]
+    if not loose:
+        return [], []
+    return loose, links_past(kg, loose, reached_entities(kg, question, evidence, topics))
 
 
 def _evidence_graph(

@@ -50,7 +50,7 @@ from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import answer_from_facts, ask_for_answers
 from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.decompose.config import DecomposeConfig
-from kgrag.methods.decompose.facts import links_past, widen
+from kgrag.methods.decompose.facts import widen
 from kgrag.methods.decompose.plan import (
     ChainStep,
     Decomposition,
@@ -60,7 +60,6 @@ from kgrag.methods.decompose.plan import (
     reformulate,
 )
 from kgrag.methods.pattern_fit import best_pattern_hops
-from kgrag.methods.support import answer_support, reached_entities
 from kgrag.retrieval.triples import connected_top, kg_vectors, rank_triples, triples_as_evidence
 from kgrag.types import Evidence
 
@@ -282,27 +281,6 @@ class Decompose(Method):
                 answers = final or answers  # nothing usable: the last sub-answer stands
                 step.outputs.update({"chain": [s.as_dict() for s in chain], "answers": answers})
         if self.config.link_answers:
-            for ev in self._linked(question, answers, list(evidence.values()), topics, trace):
+            for ev in self._link_answers(question, answers, list(evidence.values()), topics, trace):
                 evidence.setdefault(ev.triples[0], ev)
         return answers, list(evidence.values())
-
-    def _linked(
-        self, question: str, answers: Sequence[str], evidence: Sequence[Evidence], topics: Sequence[int], trace: Trace
-    ) -> list[Evidence]:
-        """``link_answers``: for the answers that ``evidence`` does not support, the KG facts that join them to an
-        entity it does join to the question's (:func:`~kgrag.methods.decompose.facts.links_past`)."""
-        names = [self.kg.entities[t] for t in topics]
-        supported = answer_support(self.kg, question, answers, evidence, names)
-        index = NameIndex.of(self.kg)  # every entity the name may be: "drama" is MetaQA's tag and its genre "Drama"
-        loose = [e for a in answers if a not in supported for e in index.by_key.get(normalize(a), [])]
-        if not loose:
-            return []
-        tids = np.asarray(
-            links_past(self.kg, loose, reached_entities(self.kg, question, evidence, names)), dtype=np.int64
-        )
-        if not len(tids):
-            return []
-        with trace.step("link_answers", answers=[self.kg.entities[e] for e in loose]) as step:
-            found = triples_as_evidence(self.kg, tids, source="decompose/link")
-            step.outputs["facts"] = [ev.text for ev in found]
-        return found

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from kgrag.types import Evidence
 
 if TYPE_CHECKING:
@@ -25,22 +23,3 @@ def widen(
     ways |= {(t, r, False) for h, r, t in facts if t in anchor_set and h in found}
     more = [t for h, r, t in facts if (h, r, True) in ways] + [h for h, r, t in facts if (t, r, False) in ways]
     return list(dict.fromkeys([*answers, *(e for e in more if e not in anchor_set)]))
-
-
-def links_past(kg: KnowledgeGraph, answers: Sequence[int], reached: Sequence[int]) -> list[int]:
-    """Per answer entity, the first KG triple that joins it directly to an entity of ``reached`` (either
-    direction), in ``answers``' order; answers with none are skipped.
-
-    The synthesis call reads the chain of sub-answers and may add the plan's missing last hop from the model's
-    own knowledge ("films written by X" → their languages), and a step may answer from it where its facts stop a
-    hop short. Where the KG holds that hop from an entity the evidence reached, the fact is the answer's support;
-    where it does not, the answer stays unsupported."""
-    targets = np.asarray(sorted(set(reached)), dtype=np.int64)
-    out: list[int] = []
-    for e in dict.fromkeys(answers):
-        tids = np.concatenate([kg.out_edge_ids(e), kg.in_edge_ids(e)])
-        other = np.where(kg.heads[tids] == e, kg.tails[tids], kg.heads[tids])
-        hits = tids[np.isin(other, targets) & (other != e)]
-        if len(hits):
-            out.append(int(hits.min()))
-    return out
