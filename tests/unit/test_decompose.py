@@ -15,7 +15,7 @@ from kgrag.linking.answers import split_listed_names
 from kgrag.linking.names import NameIndex
 from kgrag.methods import get as get_method
 from kgrag.methods.decompose import ChainStep, join_names, parse_decomposition, reformulate, widen
-from kgrag.methods.support import links_past, reached_entities
+from kgrag.methods.support import answer_links, links_past
 from kgrag.models.llm.scripted import ScriptedLLM
 from kgrag.prompts import load_prompt
 from kgrag.retrieval.triples import connected_top, triples_as_evidence
@@ -626,13 +626,15 @@ def test_an_answer_one_fact_past_what_the_evidence_reached_is_supported_by_it(kg
         assert linked == [] and answer.answers == ["Gladiator", "Alien"] and not answer.grounded
 
 
-def test_reached_entities_are_those_the_evidence_joins_to_the_question(kg):
+def test_answer_links_join_unsupported_answers_to_what_the_evidence_reached(kg):
     tid = {kg.triple(t): t for t in range(kg.num_triples)}
-    facts = triples_as_evidence(
-        kg, np.array([tid["Heat", "directed_by", "Michael Mann"], tid["Alien", "directed_by", "Ridley Scott"]])
-    )
-    got = {kg.entities[e] for e in reached_entities(kg, Q, facts, ["Michael Mann"])}
-    assert got == {"Michael Mann", "Heat"}  # Alien's fact joins nothing the question names
+    read = [("Heat", "directed_by", "Michael Mann"), ("Heat", "starred_actors", "Al Pacino")]
+    read.append(("Alien", "directed_by", "Ridley Scott"))
+    facts = triples_as_evidence(kg, np.array([tid[t] for t in read]))
+    loose, links = answer_links(kg, Q, ["The Insider", "Alien", "Heat"], facts, ["Michael Mann"])
+    assert [kg.entities[e] for e in loose] == ["The Insider", "Alien"]  # Heat is supported
+    # Alien's fact joins nothing the question names, so Ridley Scott was not reached: Alien stays loose
+    assert [kg.triple(t) for t in links] == [("The Insider", "directed_by", "Michael Mann")]
 
 
 def test_an_answer_written_in_another_case_is_linked_to_the_kgs_entity(kg):

@@ -22,6 +22,9 @@ from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import names_said, normalize, tokens
 from kgrag.types import Evidence
 
+# the question's entities, where chains start, the checked triples as an adjacency list, result-row values
+_Graph = tuple[set[int], set[int], dict[int, list[tuple[int, int]]], set[str]]
+
 
 def checked_triples(kg: KnowledgeGraph, ev: Evidence) -> list[int]:
     """The triple ids of ``ev`` that exist in ``kg`` and join the entities ``ev`` names in that place (a path's
@@ -58,7 +61,12 @@ def answer_support(
     """For each supported answer, the triple ids of the shortest chain of checked evidence triples from a
     question entity to it (``[]``: found in a result row that is not a KG path). Unsupported answers are absent,
     the question's own entities among them: a chain of no triples supports nothing."""
-    named, starts, adjacency, row_values = _evidence_graph(kg, question, evidence, topics)
+    return _support_in(kg, answers, _evidence_graph(kg, question, evidence, topics))
+
+
+def _support_in(kg: KnowledgeGraph, answers: Sequence[str], graph: _Graph) -> dict[str, list[int]]:
+    """:func:`answer_support` over an evidence graph already built."""
+    named, starts, adjacency, row_values = graph
     chains = _chains(adjacency, starts)
     # the entities the chains reach, by their names' normal form: a model that writes names (not one choosing
     # among them) writes "cosmologist" for the KG's "Cosmologist" and "Robert E. Kahn" for "Robert  E. Kahn",
@@ -85,14 +93,6 @@ def answer_support(
             if from_named.get(own):
                 support[answer] = from_named[own]
     return support
-
-
-def reached_entities(
-    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str] = ()
-) -> set[int]:
-    """Every entity a chain of checked evidence triples joins to a question entity (those entities included)."""
-    _, starts, adjacency, _ = _evidence_graph(kg, question, evidence, topics)
-    return set(_chains(adjacency, starts)) | starts
 
 
 def links_past(kg: KnowledgeGraph, answers: Sequence[int], reached: Sequence[int]) -> list[int]:
@@ -124,18 +124,17 @@ def answer_links(
     1-hop facts) often names the right entity from its own knowledge; where the KG holds the hop from an entity
     the evidence reached, that fact is the answer's support, and where it does not, the answer stays
     unsupported. Names are read as every entity they may be ("drama" is a tag and a genre "Drama")."""
-    topics = list(topics)
-    supported = answer_support(kg, question, answers, evidence, topics)
+    graph = _evidence_graph(kg, question, evidence, topics)
+    supported = _support_in(kg, answers, graph)
     index = NameIndex.of(kg)
     loose = [e for a in answers if a not in supported for e in index.by_key.get(normalize(a), [])]
     if not loose:
         return [], []
-    return loose, links_past(kg, loose, reached_entities(kg, question, evidence, topics))
+    _, starts, adjacency, _ = graph  # the entities the evidence joins to the question's, those included
+    return loose, links_past(kg, loose, set(_chains(adjacency, starts)) | starts)
 
 
-def _evidence_graph(
-    kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str]
-) -> tuple[set[int], set[int], dict[int, list[tuple[int, int]]], set[str]]:
+def _evidence_graph(kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str]) -> _Graph:
     """The question's entities, where chains start, the checked evidence triples as an adjacency list, and the
     values of result rows that are not KG paths."""
     named = question_entities(kg, question, evidence, topics)
