@@ -125,13 +125,14 @@ def answer_links(
     the evidence reached, that fact is the answer's support, and where it does not, the answer stays
     unsupported. Names are read as every entity they may be ("drama" is a tag and a genre "Drama")."""
     graph = _evidence_graph(kg, question, evidence, topics)
+    named, starts, adjacency, _ = graph
     supported = _support_in(kg, answers, graph)
-    index = NameIndex.of(kg)
-    loose = [e for a in answers if a not in supported for e in index.by_key.get(normalize(a), [])]
+    index = NameIndex.of(kg)  # the question's own entities stay unsupported whatever joins them (answer_support)
+    unsupported = (index.by_key.get(normalize(a), []) for a in answers if a not in supported)
+    loose = [e for entities in unsupported for e in entities if e not in named]
     if not loose:
         return [], []
-    _, starts, adjacency, _ = graph  # the entities the evidence joins to the question's, those included
-    return loose, links_past(kg, loose, set(_chains(adjacency, starts)) | starts)
+    return loose, links_past(kg, loose, set(_chains(adjacency, starts)) | starts)  # reached: starts and beyond
 
 
 def _evidence_graph(kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str]) -> _Graph:
