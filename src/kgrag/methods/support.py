@@ -118,7 +118,10 @@ def answer_links(
 ) -> tuple[list[int], list[int]]:
     """(the entities the unsupported answers may be, the KG triples that join them to an entity the evidence
     joins to the question's): an answer one hop past what the evidence reached gets that hop checked against the
-    KG instead of standing on the model's word.
+    KG instead of standing on the model's word. Only where the evidence supports none of the answers: beside
+    supported ones, the others are names the model added from memory and are set aside, and a fact joining one
+    to any entity the evidence reached (French, through a Canada the facts about Spain mention) would bring it
+    back.
 
     A model reading facts that stop a hop short (a plan's missing last step, a 2-hop question answered from
     1-hop facts) often names the right entity from its own knowledge; where the KG holds the hop from an entity
@@ -127,9 +130,10 @@ def answer_links(
     graph = _evidence_graph(kg, question, evidence, topics)
     named, starts, adjacency, _ = graph
     supported = _support_in(kg, answers, graph)
+    if supported:  # the others are set aside (set_aside_unsupported): a link would bring a recalled name back
+        return [], []
     index = NameIndex.of(kg)  # the question's own entities stay unsupported whatever joins them (answer_support)
-    unsupported = (index.by_key.get(normalize(a), []) for a in answers if a not in supported)
-    loose = [e for entities in unsupported for e in entities if e not in named]
+    loose = [e for a in answers for e in index.by_key.get(normalize(a), []) if e not in named]
     if not loose:
         return [], []
     return loose, links_past(kg, loose, set(_chains(adjacency, starts)) | starts)  # reached: starts and beyond
