@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from kgrag.graph.kg import KnowledgeGraph
-from kgrag.methods.support import answer_support, checked_triples, set_aside_unsupported, supported_first
+from kgrag.methods.support import (
+    answer_links,
+    answer_support,
+    checked_triples,
+    set_aside_unsupported,
+    supported_first,
+)
 from kgrag.retrieval.triples import triples_as_evidence
 from kgrag.types import Evidence
 from tests.conftest import MOVIES
@@ -164,3 +170,20 @@ def test_own_knowledge_beside_supported_answers_is_set_aside_and_kept_where_the_
     llm = ScriptedLLM({"default": "<answers>Ridley Scott</answers>"})
     answer = get_method("kaping")(kg, llm=llm, embedder=load_embedder("static")).answer("who directed Heat", ["Heat"])
     assert answer.answers == ["Ridley Scott"] and answer.set_aside == [] and not answer.grounded
+
+
+def test_answer_links_do_not_go_to_or_through_a_hub(tmp_path):
+    """Every film has a genre: a link that joins an answer to Drama, or to a film reached only through Drama, says
+    nothing about the question. A film reached through the question's own actor does."""
+    triples = [(f"Film {i}", "genre", "Drama") for i in range(30)]
+    triples += [("Lawn Dogs", "genre", "Drama"), ("Lawn Dogs", "cast", "Sam"), ("Film 7", "cast", "Sam")]
+    triples += [("Film 3", "language", "Swedish"), ("Film 7", "language", "Dutch"), ("Dutch", "genre", "Drama")]
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    tid = {kg.triple(t): t for t in range(kg.num_triples)}
+    read = [("Lawn Dogs", "genre", "Drama"), ("Film 3", "genre", "Drama"), ("Lawn Dogs", "cast", "Sam")]
+    read.append(("Film 7", "cast", "Sam"))
+    facts = triples_as_evidence(kg, np.array([tid[t] for t in read]))
+    question = "what languages are the films of the actors of Lawn Dogs in"
+    loose, links = answer_links(kg, question, ["Swedish", "Dutch"], facts, ["Lawn Dogs"])
+    assert [kg.entities[e] for e in loose] == ["Swedish", "Dutch"]
+    assert [kg.triple(t) for t in links] == [("Film 7", "language", "Dutch")]  # not Film 3's, not "Dutch genre Drama"

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from kgrag.graph.hubs import walkable
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.verbalize import verbalize_triples
 from kgrag.linking.names import NameIndex
@@ -136,7 +137,11 @@ def answer_links(
     loose = [e for a in answers for e in index.by_key.get(normalize(a), []) if e not in named]
     if not loose:
         return [], []
-    return loose, links_past(kg, loose, set(_chains(adjacency, starts)) | starts)  # reached: starts and beyond
+    # a link joins an answer to an entity reached along a chain of the evidence, never to or through a hub: every
+    # film has a genre, so "Dutch genre Drama" (the film Dutch, for the language) joined anything at all
+    hubs_ok = walkable(kg)
+    reached = {e for e in _chains(adjacency, starts, hubs_ok) if hubs_ok[e]} | starts
+    return loose, links_past(kg, loose, reached)
 
 
 def _evidence_graph(kg: KnowledgeGraph, question: str, evidence: Sequence[Evidence], topics: Iterable[str]) -> _Graph:
@@ -161,12 +166,17 @@ def _evidence_graph(kg: KnowledgeGraph, question: str, evidence: Sequence[Eviden
     return named, starts, adjacency, row_values
 
 
-def _chains(adjacency: dict[int, list[tuple[int, int]]], starts: set[int]) -> dict[int, list[int]]:
-    """Breadth-first from ``starts`` over the evidence graph: each reached entity's triple chain."""
+def _chains(
+    adjacency: dict[int, list[tuple[int, int]]], starts: set[int], walkable: np.ndarray | None = None
+) -> dict[int, list[int]]:
+    """Breadth-first from ``starts`` over the evidence graph: each reached entity's triple chain (given
+    ``walkable``, no chain goes on through an entity it marks False, a hub; the starts always do)."""
     chains: dict[int, list[int]] = {s: [] for s in starts if s in adjacency}
     queue = deque(chains)
     while queue:
         node = queue.popleft()
+        if walkable is not None and node not in starts and not walkable[node]:
+            continue
         for other, tid in adjacency[node]:
             if other not in chains:
                 chains[other] = [*chains[node], tid]
