@@ -63,10 +63,12 @@ class DecomposeConfig(MethodConfig):
     # question's, is supported by that fact (it joins the evidence, source "decompose/link"): a plan one hop short
     # ("films written by X", then the synthesis names their language) or a step answered from the model's own
     # knowledge gets its last hop checked against the KG instead of standing on the model's word
-    # (support.answer_links; only where the facts support none of the answers, since 2026-12-07: beside supported
-    # ones the others are set aside). No LLM call; dev, default local model, the same replies: right answers
-    # grounded MetaQA (20 per hop, seed 11) 0.88 -> 1.00, renamed MetaQA (seed 12) 0.94 -> 0.97, Hit@1 +1 / -0
-    # over 291 questions of nine KGs, the other seven unchanged; MetaQA seed 21, drawn after the rule was fixed:
-    # 0.90 -> 0.98, the same Hit@1 (benchmarks/results/decompose_link_answers.json)
+    # (support.answer_links; since 2026-12-07 only where the facts support none of the answers, never to or
+    # through a hub: beside supported ones the others are set aside, and every film has a genre). No LLM call;
+    # dev, default local model, the same replies: right answers grounded MetaQA (20 per hop, seed 11) 0.88 -> 1.00,
+    # renamed MetaQA (seed 12) 0.94 -> 0.97, Hit@1 +1 / -0 over 291 questions of nine KGs, the other seven
+    # unchanged; MetaQA seed 21, drawn after the rule was fixed: 0.90 -> 0.98, the same Hit@1 (measured before the
+    # two conditions, which drop two of its 26 links, neither behind a first answer or a right one: RESULTS.md;
+    # benchmarks/results/decompose_link_answers.json)
     link_answers: bool = True
     embedder: ModelSetting = "minilm"
