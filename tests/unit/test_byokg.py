@@ -466,3 +466,14 @@ def test_agent_first_stops_before_linking_drafts_the_context_already_holds(kg):
     assert steps(held)[4:] == ["kg_linker", "self_terminate", "answer"]
     new = get_method("byokg")(kg, llm=RecordingLLM(*rules(answer="Ridley Scott")), agent_first=True).answer(QUESTION)
     assert "self_terminate" not in steps(new) and {"link", "shortest_paths"} <= set(steps(new))
+
+
+@pytest.mark.parametrize("link_answers", [False, True])
+def test_an_answer_one_fact_past_the_evidence_is_supported_by_that_fact(kg, link_answers):
+    """The evidence reaches Alien but not its release year: with ``link_answers`` the KG fact joining them is the
+    answer's support."""
+    llm = script(final="<answers>\n1979\n</answers>")
+    answer = get_method("byokg-scoring")(kg, llm=llm, link_answers=link_answers).answer(QUESTION)
+    linked = [ev.text for ev in answer.evidence if ev.source == "byokg-scoring/link"]
+    assert answer.answers == ["1979"]
+    assert (linked, answer.grounded) == ((["Alien release year 1979"], True) if link_answers else ([], False))

@@ -122,7 +122,11 @@ class BYOKG(GraphQuery, Method):
                 answers = sorted(drafts, key=lambda a: a not in supported)
                 step.outputs["fallback"] = "draft answers"
             step.outputs["answers"] = answers
-        return answers, context.ordered()
+        evidence = context.ordered()
+        if cfg.link_answers:
+            given = [e for e in map(self.kg.find_entity, context.given) if e is not None]
+            evidence += self._link_answers(question, answers, evidence, given, trace)
+        return answers, evidence
 
     # ------------------------------------------------------------------ the iterative process
     def _gather(self, question: str, topics: list[str], trace: Trace) -> tuple[Context, list[str]]:

@@ -54,6 +54,10 @@ class BYOKGConfig(MethodConfig):
     # 41-100 0.63 -> 0.57; +6 / -13 over 126 (benchmarks/results/byokg_agent_first.json)
     agent_first: bool = False
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
+    # where the evidence supports none of the answers, an answer one KG fact past an entity it joins to the
+    # question's (not to or through a hub) gets that fact as its support (source "<method>/link";
+    # methods/support.answer_links), as kaping's and decompose's link_answers
+    link_answers: bool = False
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
     # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line. Dev, default
     # local model, the same replies but the answer call's: university / family / catalogue Hit@1 0.53 / 0.80 /
