@@ -167,15 +167,15 @@ def _evidence_graph(kg: KnowledgeGraph, question: str, evidence: Sequence[Eviden
 
 
 def _chains(
-    adjacency: dict[int, list[tuple[int, int]]], starts: set[int], walkable: np.ndarray | None = None
+    adjacency: dict[int, list[tuple[int, int]]], starts: set[int], passable: np.ndarray | None = None
 ) -> dict[int, list[int]]:
     """Breadth-first from ``starts`` over the evidence graph: each reached entity's triple chain (given
-    ``walkable``, no chain goes on through an entity it marks False, a hub; the starts always do)."""
+    ``passable``, no chain goes on through an entity it marks False, a hub; the starts always do)."""
     chains: dict[int, list[int]] = {s: [] for s in starts if s in adjacency}
     queue = deque(chains)
     while queue:
         node = queue.popleft()
-        if walkable is not None and node not in starts and not walkable[node]:
+        if passable is not None and node not in starts and not passable[node]:
             continue
         for other, tid in adjacency[node]:
             if other not in chains:
