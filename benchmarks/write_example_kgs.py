@@ -42,14 +42,19 @@ def follow(
     return sorted(cur)
 
 
-def write(name: str, triples: list[tuple[str, str, str]], questions: list[tuple]) -> None:
-    """``OUT/name/kg.csv`` and ``OUT/name/questions.jsonl`` (gold from :func:`follow`)."""
+def write(
+    name: str,
+    triples: list[tuple[str, str, str]],
+    questions: list[tuple],
+    header: tuple[str, str, str] = ("head", "relation", "tail"),
+) -> None:
+    """``OUT/name/kg.csv`` (with ``header``) and ``OUT/name/questions.jsonl`` (gold from :func:`follow`)."""
     d = OUT / name
     d.mkdir(parents=True, exist_ok=True)
     assert len(set(triples)) == len(triples), [t for t in triples if triples.count(t) > 1]
     with open(d / "kg.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["head", "relation", "tail"])
+        w.writerow(header)
         w.writerows(triples)
     with open(d / "questions.jsonl", "w", encoding="utf-8") as fh:
         for q, start, path, group, *rest in questions:
