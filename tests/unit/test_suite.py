@@ -164,6 +164,8 @@ def test_the_all_suite_lists_every_kg_of_issue_24():
         "catalogue",
         "software",
         "pharmacy",
+        "bookshelf",
+        "transit",
     ]
     renamed = suite.kgs[1]
     assert renamed.rename_relations == "metaqa-wikidata" and renamed.datasets == suite.kgs[0].datasets
@@ -172,7 +174,7 @@ def test_the_all_suite_lists_every_kg_of_issue_24():
 def test_shipped_suites_find_their_files_in_the_shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not available here: {SHARED_DATA}")
-    assert len(load_suite(SUITES / "all.toml", data_dir=SHARED_DATA).kgs) == 10
+    assert len(load_suite(SUITES / "all.toml", data_dir=SHARED_DATA).kgs) == 12
 
 
 # ---------------------------------------------------------------------- running
