@@ -23,9 +23,9 @@ Similarities are centred per span (less the span's mean similarity over all the 
 that resembles every relation of the domain ("films" on a movie KG) aligns with none of them. Chain questions
 name their hops outwards from the topic ("the *release years* of the films *starring* the actors of X"), so a
 pattern whose later hops align nearer the topic than earlier ones pays ``order_cost``. An out-and-back pair beside a
-word such as "share", "same" or "together" pays no hop cost: that word is how English names the pair. The
-answer's kind noun does not align with a relation name it only modifies ("*which lines*" with ``Line Colour``;
-:mod:`.question_words`).
+word such as "share", "same" or "together" pays no hop cost: that word is how English names the pair. A span
+of function words alone ("in", "of the") and the answer's kind noun beside a relation name it only modifies
+("*which lines*" with ``Line Colour``) align with nothing (:mod:`.question_words`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from kgrag.graph.algorithms import reversed_relation
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.frag.patterns import PatternReach, pattern_key
-from kgrag.methods.frag.question_words import kind_blocks
+from kgrag.methods.frag.question_words import is_function_span, kind_blocks
 from kgrag.methods.frag.router import ENTITY_TOKEN
 from kgrag.methods.frag.synthetic import SLOT, humanise
 from kgrag.models.embeddings import Embedder, dot_scores
@@ -90,9 +90,10 @@ class QuestionSpans:
             for s in range(len(words) - n + 1)
             if ENTITY_TOKEN not in words[s : s + n]
         ]
+        said = [span for span in spans if not is_function_span(span[0])]  # unless that is all ("what does X do")
         topics = tuple(i for i, w in enumerate(words) if w == ENTITY_TOKEN)
         shared = tuple(i for i, w in enumerate(words) if w.lower() in _SHARED)
-        return cls(spans, topics, shared, kind_blocks(kg, words, spans) if kg else None)
+        return cls(said or spans, topics, shared, kind_blocks(kg, words, said or spans) if kg else None)
 
     def near_shared(self, span: int) -> bool:
         """Whether span number ``span`` stands within ``_SHARED_REACH`` words of a shared word."""

@@ -1,18 +1,23 @@
-"""The answer's kind noun, which the zero-shot alignment (:mod:`.alignment`) must not read as a relation mention.
+"""Question words that are not relation mentions, for the zero-shot alignment (:mod:`.alignment`).
 
-The noun right after "which" / "what" / "whose" ("*which lines* stop at Kelder Quay?") says what kind of thing
-the answer is. It may align with a relation whose name is that kind ("what *genres*" with ``hasGenre``, "what
-*colours*" with ``Line Colour``), but not with one where it only modifies another noun: ``Line Colour`` leads to
-colours, not lines, ``drug class`` to classes, ``head of department`` to people. Such a pair read "which lines
-stop at X" as the lines' colours and "which drugs treat migraine" as the drugs' classes. The head of a relation
-name is read as English noun phrases are: its last noun, or the last before "of", a trailing participle skipped
-with its adverb ("languages spoken", "currency formerly used"); by word, not by embedding, because Freebase
-names often do not say the kind at all (``administrative_divisions`` for "which country") and a similarity
-threshold blocked those too.
+Two kinds of words in a question resemble relation names without asking for the relation:
 
-A rule of the language, like the prompts; nothing here names a KG's relation. Pattern top-1 (the best-scored
-pattern reaches a gold answer) over 1,017 dev questions of nine KGs: +7 / −0 (benchmarks/RESULTS.md, "The
-answer's kind noun").
+- **function words** ("in", "of the", "which"): ``Opened In`` and ``Part Of`` carry a preposition, so the span
+  "in" aligned with ``Opened In`` (transit: "stations in the Millbank district" read the stations' opening
+  years). A span made only of them asks for nothing; the wh-words that ask for a time, a place or a person
+  ("when", "where", "who") are not function words here.
+- **the answer's kind**: the noun right after "which" / "what" / "whose" ("*which lines* stop at Kelder
+  Quay?") says what kind of thing the answer is. It may align with a relation whose name is that kind ("what
+  *genres*" with ``hasGenre``, "what *colours*" with ``Line Colour``), but not with one where it only
+  modifies another noun: ``Line Colour`` leads to colours, not lines, ``drug class`` to classes, ``head of
+  department`` to people. Such a pair read "which lines stop at X" as the lines' colours and "which drugs
+  treat migraine" as the drugs' classes. The head of a relation name is read as English noun phrases are: its
+  last noun, or the last before "of", a trailing participle skipped with its adverb ("languages spoken",
+  "currency formerly used").
+
+Both are the language's, like the prompts; nothing here names a KG's relation. Pattern top-1 (the best-scored
+pattern reaches a gold answer) over 1,017 dev questions: +10 / −0 (benchmarks/RESULTS.md, "Words that ask for
+no relation").
 """
 
 from __future__ import annotations
@@ -26,9 +31,13 @@ from kgrag.linking.names import ANSWER_KIND_CUES, STOPWORDS
 from kgrag.methods.frag.router import ENTITY_TOKEN
 from kgrag.methods.frag.synthetic import humanise
 
-# English function words (linking's stopwords less the wh-words): no kind noun, and not part of one's span
 FUNCTION_WORDS = STOPWORDS - {"who", "whom", "whose", "when", "where", "why", "how"}
 _PARTICIPLE = re.compile(r"(ed|en|ing)$")
+
+
+def is_function_span(span: str) -> bool:
+    """Whether a (lower-case) span is made only of function words."""
+    return all(w in FUNCTION_WORDS for w in span.split())
 
 
 def stem(word: str) -> str:
