@@ -140,19 +140,19 @@ def test_frag_answers_from_the_pattern_the_question_fits_and_says_so_in_the_trac
     lists the queries with their log-probabilities, and the scoring pass is accounted; off, nothing is scored."""
     question = "when were the films of Michael Mann released"
     llm = ScoringScript(
-        "written by | Michael Mann\nx1 | release year | ?",
+        "directed by | Michael Mann\nx1 | release year | ?",
         rules=[{"prompt": "frag_answer", "response": "<answers>1995"}],
     )
     common = {"llm": llm, "embedder": load_embedder("static"), "grounding": "none"}
     with track_usage() as calls:
         answer = get_method("frag")(kg, question_fit=4, **common).answer(question, ["Michael Mann"])
     ranked = next(s for s in answer.trace if s.name == "rank_paths").outputs
-    assert "x1 | directed by | Michael Mann\nx1 | release year | ?" in [fit["query"] for fit in ranked["question_fit"]]
-    assert ranked["patterns"][0]["pattern"] == "written_by_inv>release_year"  # the script's likeliest query
+    assert "x1 | written by | Michael Mann\nx1 | release year | ?" in [fit["query"] for fit in ranked["question_fit"]]
+    assert ranked["patterns"][0]["pattern"] == "directed_by_inv>release_year"
     assert [c.prompt for c in calls] == ["frag_pattern_question", "frag_answer"]
     off = get_method("frag")(kg, question_fit=0, **common).answer(question, ["Michael Mann"])
     unfitted = next(s for s in off.trace if s.name == "rank_paths").outputs
-    assert "question_fit" not in unfitted and unfitted["patterns"][0]["pattern"] == "directed_by_inv>release_year"
+    assert "question_fit" not in unfitted and unfitted["patterns"][0]["pattern"] == "written_by_inv>release_year"
 
 
 def test_auto_grounding_orders_by_the_ranking_the_llm_re_read():

@@ -23,9 +23,7 @@ Similarities are centred per span (less the span's mean similarity over all the 
 that resembles every relation of the domain ("films" on a movie KG) aligns with none of them. Chain questions
 name their hops outwards from the topic ("the *release years* of the films *starring* the actors of X"), so a
 pattern whose later hops align nearer the topic than earlier ones pays ``order_cost``. An out-and-back pair beside a
-word such as "share", "same" or "together" pays no hop cost: that word is how English names the pair. A span
-of function words alone ("in", "of the") and the answer's kind noun beside a relation name it only modifies
-("*which lines*" with ``Line Colour``) align with nothing (:mod:`.question_words`).
+word such as "share", "same" or "together" pays no hop cost: that word is how English names the pair.
 """
 
 from __future__ import annotations
@@ -42,7 +40,6 @@ from kgrag.graph.algorithms import reversed_relation
 from kgrag.graph.identifiers import unnamed_entities
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods.frag.patterns import PatternReach, pattern_key
-from kgrag.methods.frag.question_words import is_function_span, kind_blocks
 from kgrag.methods.frag.router import ENTITY_TOKEN
 from kgrag.methods.frag.synthetic import SLOT, humanise
 from kgrag.models.embeddings import Embedder, dot_scores
@@ -77,12 +74,9 @@ class QuestionSpans:
     spans: list[tuple[str, int, int]]
     topic_positions: tuple[int, ...]
     shared_positions: tuple[int, ...] = ()  # where the question says a word of _SHARED
-    # (spans, relations): pairs that may not align, the answer's kind noun beside a name it only modifies
-    # (question_words.kind_blocks); None: none
-    blocked: np.ndarray | None = None
 
     @classmethod
-    def of(cls, masked_question: str, max_words: int = 3, kg: KnowledgeGraph | None = None) -> QuestionSpans:
+    def of(cls, masked_question: str, max_words: int = 3) -> QuestionSpans:
         words = _WORD.findall(masked_question)
         spans = [
             (" ".join(words[s : s + n]).lower(), s, s + n)
@@ -90,10 +84,8 @@ class QuestionSpans:
             for s in range(len(words) - n + 1)
             if ENTITY_TOKEN not in words[s : s + n]
         ]
-        said = [span for span in spans if not is_function_span(span[0])]  # unless that is all ("what does X do")
         topics = tuple(i for i, w in enumerate(words) if w == ENTITY_TOKEN)
-        shared = tuple(i for i, w in enumerate(words) if w.lower() in _SHARED)
-        return cls(said or spans, topics, shared, kind_blocks(kg, words, said or spans) if kg else None)
+        return cls(spans, topics, tuple(i for i, w in enumerate(words) if w.lower() in _SHARED))
 
     def near_shared(self, span: int) -> bool:
         """Whether span number ``span`` stands within ``_SHARED_REACH`` words of a shared word."""
@@ -280,7 +272,7 @@ class SpanSimilarities:
         cls, kg: KnowledgeGraph, embedder: Embedder, masked_question: str, text: RelationText = RelationText()
     ) -> SpanSimilarities | None:
         """None when the question has no words besides its topic's."""
-        question = QuestionSpans.of(masked_question, kg=kg)
+        question = QuestionSpans.of(masked_question)
         if not question.spans:
             return None
         relations = relation_phrase_vectors(kg, embedder, text)
@@ -294,13 +286,9 @@ class SpanSimilarities:
         return (self.vectors @ self.relations.T - self.baseline[:, None]).max(axis=0)
 
     def mention_row(self, group: tuple[int, ...]) -> np.ndarray:
-        """Centred similarity of every span to one mention (the mean vector of its relations); -1 where the
-        question's ``blocked`` pairs forbid it."""
+        """Centred similarity of every span to one mention (the mean vector of its relations)."""
         vector = self.relations[list(group)].mean(axis=0)
-        row = self.vectors @ (vector / (np.linalg.norm(vector) or 1.0)) - self.baseline
-        if self.question.blocked is not None:  # by the relation that leads on (past an unnamed node)
-            row = np.where(self.question.blocked[:, group[-1]], -1.0, row)
-        return row
+        return self.vectors @ (vector / (np.linalg.norm(vector) or 1.0)) - self.baseline
 
 
 def _pair_readings(pairs: tuple[int, ...]) -> list[tuple[int, ...]]:
