@@ -34,14 +34,18 @@ stations = {  # station: (district, architect, year opened)
     "Lantern Wharf": ("Old Harbour", "Helena Mour", "2008"),
     "North Cistern": ("Millbank", "Helena Mour", "2015"),
 }
-architects = {  # architect: (studied at, born in district)
+architects = {  # architect: where they studied
     "Mira Castellane": "Varnholm School of Building",
     "Tobias Renn": "Estrade Polytechnic",
     "Yusra Delacroix": "Varnholm School of Building",
     "Oskar Vint": "Estrade Polytechnic",
     "Helena Mour": "Lisle Academy of Design",
 }
-operators = {"Varn Metro": "Brightwater", "Estrade Rail": "Ashgrove", "Quayside Transit": "Old Harbour"}
+operators = {  # operator: the district of its head office
+    "Varn Metro": "Brightwater",
+    "Estrade Rail": "Ashgrove",
+    "Quayside Transit": "Old Harbour",
+}
 districts = ["Old Harbour", "Old Tannery", "Ashgrove", "Sorrel Heights", "Brightwater", "Millbank"]
 
 T: list[tuple[str, str, str]] = []
