@@ -56,8 +56,9 @@ class BYOKGConfig(MethodConfig):
     answer_reached_only: bool = True  # the answer call sees only facts connected to the question entities
     # where the evidence supports none of the answers, an answer one KG fact past an entity it joins to the
     # question's (not to or through a hub) gets that fact as its support (source "<method>/link";
-    # methods/support.answer_links), as kaping's and decompose's link_answers. Off: not measured on byokg yet
-    # (its right answers grounded 0.93 on MetaQA's first 10 per hop, 2026-12-05)
+    # methods/support.answer_links), as kaping's and decompose's link_answers. Off: nothing to link on MetaQA's
+    # and renamed MetaQA's first 10 per hop (dev, 2026-12-07: right answers grounded 1.00 either way, the same
+    # answers; benchmarks/RESULTS.md "byokg's link_answers, measured")
     link_answers: bool = False
     # how the answer call reads the facts: "tree" re-reads them as paths from the question entities, each shared
     # prefix written once (retrieval/evidence_tree.py); "lines" one numbered fact or path per line. Dev, default
