@@ -92,6 +92,56 @@ def test_nt_labels_become_names(tmp_path):
     }
 
 
+WD = "http://www.wikidata.org"
+LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
+ALT = "<http://www.w3.org/2004/02/skos/core#altLabel>"
+
+
+def test_nt_predicates_take_their_labels(tmp_path):
+    """A relation named "P50" tells no method what it means: a predicate is named by its own label, else by the
+    label of the one labelled IRI with its local name (Wikidata labels wd:P50 and states facts with wdt:P50)."""
+    path = tmp_path / "wd.nt"
+    path.write_text(
+        f'<{WD}/entity/Q42> {LABEL} "Douglas Adams"@en .\n'
+        f'<{WD}/entity/Q350> {LABEL} "Cambridge"@en .\n'
+        f'<{WD}/entity/P19> {LABEL} "place of birth"@en .\n'
+        f'<http://ex.org/worksFor> {LABEL} "works for" .\n'
+        f'<http://a.org/P7> {LABEL} "one P7" .\n'
+        f'<http://b.org/P7> {LABEL} "another P7" .\n'
+        f"<{WD}/entity/Q42> <{WD}/prop/direct/P19> <{WD}/entity/Q350> .\n"
+        f"<{WD}/entity/Q42> <http://ex.org/worksFor> <{WD}/entity/Q350> .\n"
+        f"<{WD}/entity/Q42> <{WD}/prop/direct/P7> <{WD}/entity/Q350> .\n"
+    )
+    kg = load_file(path)
+    assert set(kg.iter_triples()) == {
+        ("Douglas Adams", "place of birth", "Cambridge"),
+        ("Douglas Adams", "works for", "Cambridge"),
+        ("Douglas Adams", "P7", "Cambridge"),  # two labelled IRIs end in P7: which one is meant is unknown
+    }
+    assert kg.entities == ["Douglas Adams", "Cambridge"]  # a label's subject is no entity of its own
+
+
+def test_nt_names_prefer_untagged_then_english_labels_and_keep_others_as_aliases(tmp_path):
+    path = tmp_path / "g.nt"
+    path.write_text(
+        f'<http://x/a> {LABEL} "Ада"@ru .\n'
+        f'<http://x/a> {LABEL} "Ada"@en .\n'
+        f'<http://x/a> {ALT} "Ada Lovelace"@en-GB .\n'
+        f'<http://x/a> {ALT} "Ада Лавлейс"@ru .\n'
+        f'<http://x/b> {LABEL} "Бэббидж"@ru .\n'
+        f'<http://x/b> {LABEL} "Babbage"@de .\n'
+        f'<http://x/b> {ALT} "Чарльз Бэббидж"@ru .\n'
+        f'<http://x/c> {LABEL} "Analytical Engine"@en .\n'
+        f'<http://x/c> {LABEL} "Engine" .\n'
+        "<http://x/a> <http://x/worked_with> <http://x/b> .\n"
+        "<http://x/b> <http://x/designed> <http://x/c> .\n"
+    )
+    kg = load_file(path)
+    assert kg.entities == ["Ada", "Бэббидж", "Engine"]
+    aliases = {kg.entities[k]: v for k, v in kg.aliases.items()}
+    assert aliases == {"Ada": ["Ada Lovelace"], "Бэббидж": ["Чарльз Бэббидж"], "Engine": ["Analytical Engine"]}
+
+
 def test_dataframe_and_networkx():
     pd = pytest.importorskip("pandas")
     nx = pytest.importorskip("networkx")

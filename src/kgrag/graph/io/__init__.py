@@ -8,7 +8,8 @@ Formats (auto-detected from the extension, then from the first line; ``.gz`` is 
 ``csv``     comma-separated with quoting; same column rules as ``tsv``
 ``jsonl``   one JSON object per line with ``head``, ``relation``, ``tail`` (or the mapped keys)
 ``nt``      N-Triples; IRIs become their (percent-decoded) local names, ``rdfs:label`` values become
-            entity names (two IRIs with the same short name keep their full IRIs apart)
+            entity and relation names (two IRIs with the same short name keep their full IRIs apart; a
+            predicate without a label of its own takes that of the one labelled IRI with its local name)
 ==========  ==========================================================================================
 
 Every malformed input raises :class:`~kgrag.errors.KGFormatError` with ``path:line: what is wrong``.
