@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgrag.graph.backends.guard import guard_cypher, normalise_unicode, tokenise_cypher
+from kgrag.graph.backends.guard import MAX_NESTING, guard_cypher, normalise_unicode, tokenise_cypher
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -50,6 +50,21 @@ def test_empty_and_non_string():
 def test_limit_kept_when_present_and_added_otherwise():
     assert guard_cypher("MATCH (n) RETURN n LIMIT 5").query == "MATCH (n) RETURN n LIMIT 5"
     assert guard_cypher("MATCH (n) RETURN n", row_cap=7).query == "MATCH (n) RETURN n LIMIT 7"
+
+
+def test_a_property_or_map_key_named_limit_is_no_limit_clause():
+    assert guard_cypher("MATCH (n) RETURN n.limit", row_cap=7).query == "MATCH (n) RETURN n.limit LIMIT 7"
+    assert guard_cypher("RETURN {limit: 1} AS m", row_cap=7).query == "RETURN {limit: 1} AS m LIMIT 7"
+
+
+def test_nesting_is_capped_at_max_nesting():
+    def nested(depth: int) -> str:
+        return "RETURN " + "(" * depth + "1" + ")" * depth + " AS x"
+
+    assert guard_cypher(nested(MAX_NESTING)).ok
+    assert "nested more than" in guard_cypher(nested(MAX_NESTING + 1)).reason
+    # brackets that close do not add up: a long flat query is fine
+    assert guard_cypher("RETURN " + " + ".join(["(1)"] * 200) + " AS x").ok
 
 
 def test_unicode_normalisation():

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.errors import KGFormatError, KGStoreError
+from kgrag.graph.backends.guard import quote_name
 from kgrag.graph.io.builder import TripleBuilder
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.store import digest_files, read_manifest, replace_derived
@@ -53,6 +54,20 @@ def _typed_cells(row: dict[str, str | None], props: dict[str, str], path: Path, 
     return cells
 
 
+def _schema_names(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every label, relationship type and property name of a mapping, with what it is: each is written into
+    Cypher kgrag runs (loading a Bolt server, the text2cypher value index), so each must quote cleanly."""
+    names: list[tuple[str, Any]] = []
+    for node in mapping.get("nodes", []):
+        names.append(("label", node.get("label")))
+        names += [(f"property of {node.get('label')}", p) for p in node.get("properties", {})]
+        names += [(f"{key} column of {node.get('label')}", node.get(key)) for key in ("key", "name") if key in node]
+    for rel in mapping.get("relationships", []):
+        names.append(("relationship type", rel.get("type")))
+        names += [(f"property of {rel.get('type')}", p) for p in rel.get("properties", {})]
+    return names
+
+
 @dataclass
 class PropertyGraph:
     """A mapping plus the directory holding its CSV files."""
@@ -71,6 +86,11 @@ class PropertyGraph:
             bad = {t for t in node.get("properties", {}).values()} - TYPES
             if bad:
                 raise KGFormatError(str(path), None, f"label {node.get('label')}: unknown types {sorted(bad)}")
+        for what, name in _schema_names(mapping):
+            try:
+                quote_name(str(name))
+            except ValueError as exc:
+                raise KGFormatError(str(path), None, f"{what}: {exc}") from None
         return cls(mapping, Path(directory) if directory else path.parent)
 
     def _rows(self, file: str) -> tuple[list[str], list[dict[str, str]]]:

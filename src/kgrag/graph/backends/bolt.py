@@ -24,7 +24,7 @@ import numpy as np
 
 from kgrag.errors import KGStoreError, MissingExtraError
 from kgrag.graph.backends.base import NODE_TABLE, CypherBackend, plain_value, table_names
-from kgrag.graph.backends.guard import Token, serialise, tokenise_cypher
+from kgrag.graph.backends.guard import Token, quote_name, serialise, tokenise_cypher
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.graph.property_graph import STORE_DIR, read_stored_mapping
 from kgrag.graph.store import read_manifest
@@ -67,7 +67,7 @@ def inline_parameters(query: str, params: dict[str, Any]) -> str:
 
 
 def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+    return quote_name(name)  # a backtick inside a name is refused: FalkorDB fails on doubled ones
 
 
 def _typed_rows(path: Path, types: dict[str, str]) -> list[dict[str, Any]]:

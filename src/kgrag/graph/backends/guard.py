@@ -30,10 +30,15 @@ DEFAULT_ROW_CAP = 100
 
 # Keywords that write, change schema, administer or reach outside the graph.
 FORBIDDEN = frozenset(
-    """create merge set delete detach remove drop load copy alter install attach export import use grant revoke
-    deny foreach truncate checkpoint begin commit rollback start terminate kill show_users""".split()
+    """create insert merge set delete detach remove drop load copy alter install attach export import use grant
+    revoke deny foreach truncate checkpoint begin commit rollback start terminate kill show_users""".split()
 )
 READ_STARTS = frozenset({"match", "optional", "with", "unwind", "return", "call"})
+# How deep brackets, CASE ... END and runs of NOT / unary signs may nest. FalkorDB's parser takes time doubling
+# with each level (0.01 s at 12, 7 s at 22, minutes from 26, and a client timeout does not stop it); a query
+# a question needs nests 3-5 deep.
+MAX_NESTING = 12
+_OPENERS, _CLOSERS, _UNARY = frozenset("([{"), frozenset(")]}"), frozenset({"not", "-", "+"})
 # Read-only procedures that may be CALLed (lower-case, dotted).
 ALLOWED_PROCEDURES = frozenset(
     {
@@ -121,6 +126,7 @@ _STRING_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\
 # What an escape inside a string literal means (openCypher); an unknown escape keeps its backslash.
 _UNESCAPE = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 def _string_value(query: str, i: int) -> tuple[str, int]:
@@ -213,11 +219,14 @@ def _tokenise(query: str) -> list[Token]:
                 raise _Reject("bad parameter")
             tokens.append(Token("param", m.group(), gap))
             i += len(m.group())
-        elif ch.isdigit():
-            m = re.match(r"\d+(\.\d+)?([eE][+-]?\d+)?", query[i:])
+        elif ch in "0123456789":  # ASCII only: other scripts' digits are no Cypher number
+            m = _NUMBER.match(query, i)
             assert m
+            if m.end() < n and (query[m.end()].isalnum() or query[m.end()] == "_"):
+                # "0x1LOAD": an engine with hex literals reads 0x1 and then LOAD, where a guard might read x1LOAD
+                raise _Reject("a number may not run into a name; put a space between them")
             tokens.append(Token("num", m.group(), gap))
-            i += len(m.group())
+            i = m.end()
         elif ch.isalpha() or ch == "_":
             m = re.match(r"[^\W\d]\w*", query[i:])
             assert m
@@ -271,6 +280,7 @@ def _check(tokens: list[Token]) -> None:
             f"a query must start with a read clause (MATCH, OPTIONAL MATCH, WITH, UNWIND, RETURN, CALL), "
             f"not {tokens[0].text!r}"
         )
+    _check_nesting(tokens)
     for i, tok in enumerate(tokens):
         if tok.kind not in ("word", "name"):
             continue
@@ -280,7 +290,7 @@ def _check(tokens: list[Token]) -> None:
         low = tok.value.lower()
         nxt = tokens[i + 1] if i + 1 < len(tokens) else Token("", "")
         if tok.kind == "word":
-            map_key = _is(nxt, "punct", ":") and i > 0 and tokens[i - 1].value in "{,"
+            map_key = _is(nxt, "punct", ":") and i > 0 and tokens[i - 1].kind == "punct" and tokens[i - 1].value in "{,"
             if low in FORBIDDEN and not map_key:
                 raise _Reject(f"write or admin keyword {tok.value.upper()} is not allowed")
             if low == "call":
@@ -295,9 +305,27 @@ def _check(tokens: list[Token]) -> None:
         _check_namespaced_call(tokens, i)
 
 
+def _check_nesting(tokens: list[Token]) -> None:
+    """Refuse expressions nested deeper than :data:`MAX_NESTING` (see there): brackets, CASE ... END, and runs
+    of NOT or unary signs, which nest the same way in a parser."""
+    depth = run = 0
+    for i, tok in enumerate(tokens):
+        value = tok.value.lower() if tok.kind in ("word", "punct") else ""
+        if tok.kind == "word" and i > 0 and _is(tokens[i - 1], "punct", "."):
+            value = ""  # a property named case or end
+        if value in _OPENERS or value == "case":
+            depth += 1
+        elif value in _CLOSERS or value == "end":
+            depth = max(depth - 1, 0)
+        run = run + 1 if value in _UNARY else 0
+        if depth + run > MAX_NESTING:
+            raise _Reject(f"expressions nested more than {MAX_NESTING} deep are not allowed")
+
+
 def _check_namespaced_call(tokens: list[Token], i: int) -> None:
     """A namespaced function (``ns.fn(...)``, quoted or not) runs only if its namespace computes values."""
-    if not (i + 1 < len(tokens) and _is(tokens[i + 1], "punct", ".")):
+    dotted = tokens[i].kind == "name" and "." in tokens[i].value  # `apoc.cypher.run`(...) is one quoted name
+    if not (dotted or (i + 1 < len(tokens) and _is(tokens[i + 1], "punct", "."))):
         return
     name, end = _dotted_name(tokens, i)
     is_call = i > 0 and tokens[i - 1].kind == "word" and tokens[i - 1].value.lower() == "call"
@@ -309,6 +337,16 @@ def _check_namespaced_call(tokens: list[Token], i: int) -> None:
         return
     if name.rsplit(".", 1)[0] not in ALLOWED_NAMESPACES:
         raise _Reject(f"{name!r} is not allow-listed")
+
+
+def quote_name(name: str) -> str:
+    """``name`` as a backticked Cypher name, for queries kgrag writes from a schema's labels, types and
+    properties (which come from the user's files or server). A name with a backtick, a line break or a control
+    character raises ValueError: engines disagree on escaping a backtick inside one (FalkorDB fails on doubled
+    ones), and a name that ends the quote early turns the rest into Cypher that runs trusted."""
+    if not name or "`" in name or _CONTROL.search(name) or "\n" in name or "\r" in name:
+        raise ValueError(f"{name!r} cannot be written as a Cypher name (empty, or a backtick or control character)")
+    return f"`{name}`"
 
 
 class CypherSyntaxError(ValueError):
@@ -337,6 +375,17 @@ def normalise_unicode(query: str) -> str:
     return _INVISIBLE.sub("", unicodedata.normalize("NFKC", query))
 
 
+def _has_limit(tokens: list[Token]) -> bool:
+    """Whether a LIMIT clause is there: the keyword, not a property or map key named limit."""
+    return any(
+        tok.kind == "word"
+        and tok.value.lower() == "limit"
+        and not (k > 0 and _is(tokens[k - 1], "punct", "."))
+        and not (k + 1 < len(tokens) and _is(tokens[k + 1], "punct", ":"))
+        for k, tok in enumerate(tokens)
+    )
+
+
 def guard_cypher(query: str, *, row_cap: int = DEFAULT_ROW_CAP) -> GuardResult:
     """Check an untrusted query; on success the returned query is safe to send to a read-only session."""
     if not isinstance(query, str):
@@ -349,6 +398,6 @@ def guard_cypher(query: str, *, row_cap: int = DEFAULT_ROW_CAP) -> GuardResult:
         _check(tokens)
     except _Reject as exc:
         return GuardResult(False, reason=str(exc))
-    if not any(tok.kind == "word" and tok.value.lower() == "limit" for tok in tokens):
+    if not _has_limit(tokens):
         tokens += [Token("word", "LIMIT", True), Token("num", str(int(row_cap)), True)]
     return GuardResult(True, query=serialise(tokens), tokens=tokens)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kgrag.graph.backends.guard import quote_name
 from kgrag.methods.text2cypher.schema import GraphSchema
 
 _WORD = re.compile(r"[\w'&./-]+", re.UNICODE)
@@ -44,6 +45,17 @@ class ValueHint:
     def text(self) -> str:
         quoted = "'" + self.value.replace("\\", "\\\\").replace("'", "\\'") + "'"
         return f"{self.label}.{self.prop} = {quoted}"
+
+
+def quotable(*names: str) -> bool:
+    """Whether every name can be written into a query kgrag runs trusted (:func:`quote_name`); the value index
+    leaves out a property it cannot read safely rather than fail."""
+    try:
+        for name in names:
+            quote_name(name)
+    except ValueError:
+        return False
+    return True
 
 
 class ValueIndex:
@@ -81,16 +93,17 @@ class ValueIndex:
         def read(pattern: str, owner: str, props: dict[str, str]) -> list[tuple[str, str, list[Any]]]:
             out = []
             for prop, kind in props.items():
-                if kind.upper() != "STRING":
+                if kind.upper() != "STRING" or not quotable(owner, prop):
                     continue
-                query = f"MATCH {pattern} RETURN DISTINCT x.{prop} LIMIT {max_values + 1}"
+                query = f"MATCH {pattern.format(quote_name(owner))} RETURN DISTINCT x.{quote_name(prop)} "
+                query += f"LIMIT {max_values + 1}"
                 result = backend.run(query, trusted=True, row_cap=max_values + 1)
                 if result.ok and len(result.rows) <= max_values:
                     out.append((owner, prop, [row[0] for row in result.rows]))
             return out
 
-        columns = [c for label, props in schema.labels.items() for c in read(f"(x:{label})", label, props)]
-        related = [c for r in schema.relationships for c in read(f"()-[x:{r.name}]->()", r.name, r.properties)]
+        columns = [c for label, props in schema.labels.items() for c in read("(x:{})", label, props)]
+        related = [c for r in schema.relationships for c in read("()-[x:{}]->()", r.name, r.properties)]
         return cls(columns, related)
 
     def places(self, value: str) -> set[tuple[str, str]]:
