@@ -26,7 +26,7 @@ DENIED = (
     "fchown lchown fchownat mknod mknodat utime utimes utimensat futimesat execve execveat socket socketpair "
     "connect bind listen accept accept4 ptrace process_vm_readv process_vm_writev io_uring_setup io_uring_enter "
     "io_uring_register mount umount2 chroot pivot_root setxattr lsetxattr fsetxattr removexattr lremovexattr "
-    "fremovexattr pwrite64 pwritev pwritev2 fallocate copy_file_range sendfile"
+    "fremovexattr pwrite64 pwritev pwritev2 fallocate copy_file_range sendfile pidfd_getfd uselib"
 ).split()
 
 # System call numbers (asm/unistd_64.h for x86-64, asm-generic/unistd.h for aarch64, which lacks the
@@ -43,6 +43,7 @@ _X86_64 = {
     "mount": 165, "umount2": 166, "chroot": 161, "pivot_root": 155, "setxattr": 188, "lsetxattr": 189,
     "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "pwrite64": 18,
     "pwritev": 296, "pwritev2": 328, "fallocate": 285, "copy_file_range": 326, "sendfile": 40,
+    "pidfd_getfd": 438, "uselib": 134,
 }  # fmt: skip
 _AARCH64 = {
     "openat": 56, "openat2": 437, "open_by_handle_at": 265, "name_to_handle_at": 264, "mkdirat": 34,
@@ -54,6 +55,7 @@ _AARCH64 = {
     "io_uring_register": 427, "mount": 40, "umount2": 39, "chroot": 51, "pivot_root": 41, "setxattr": 5,
     "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16, "pwrite64": 68,
     "pwritev": 70, "pwritev2": 287, "fallocate": 47, "copy_file_range": 285, "sendfile": 71,
+    "pidfd_getfd": 438,
 }  # fmt: skip
 # machine -> (AUDIT_ARCH_*, call numbers, number of the seccomp call itself)
 ARCHES = {"x86_64": (0xC000003E, _X86_64, 317), "aarch64": (0xC00000B7, _AARCH64, 277)}
