@@ -96,7 +96,8 @@ class BoltBackend(CypherBackend):
         self._neo4j = neo4j
         self.uri = uri
         self.database = database
-        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        # no retries: a query that failed once (a timeout, a parse the server gave up on) is not sent again
+        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth, max_transaction_retry_time=0)
         self._lock = threading.Lock()
         # FalkorDB's Bolt endpoint splices string parameters into the query unescaped ("'71" breaks it and can
         # crash the server) while announcing itself as Neo4j, so probe: a server that cannot echo a quote
