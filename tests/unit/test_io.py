@@ -446,3 +446,16 @@ def test_load_file_says_which_columns_it_took(tmp_path):
     notes = []
     load_file(with_header, head="object", relation="predicate", tail="subject", notes=notes)
     assert notes[-1] == "header row: 'object' → head, 'predicate' → relation, 'subject' → tail"
+
+
+def test_relation_names_that_look_like_identifiers_are_flagged(tmp_path):
+    path = tmp_path / "ids.tsv"
+    path.write_text("a\tP50\tb\nb\tr7\tc\nc\tborn in\td\n")
+    notes: list[str] = []
+    load_file(path, notes=notes)
+    assert any(n.startswith("warning: 2 of 3 relation names look like identifiers (P50, r7)") for n in notes)
+    named = tmp_path / "named.tsv"
+    named.write_text("a\tauthor\tb\nb\tP19\tc\nc\tborn in\td\n")
+    notes = []
+    load_file(named, notes=notes)
+    assert not any(n.startswith("warning") for n in notes)

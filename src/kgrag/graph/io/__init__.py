@@ -30,6 +30,7 @@ detection (``formats``) and ``writers``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kgrag.errors import KGFormatError
@@ -85,10 +86,20 @@ def load_file(
     builder = TripleBuilder(source=str(path))
     builder.notes.append(f"format: {fmt}" + (" (from the file's name and first lines)" if format == "auto" else ""))
     kg = _load(path, fmt, builder, (head, relation, tail), header)
+    opaque = [r for r in kg.relations if _IDENTIFIER.fullmatch(r)]
+    if len(opaque) * 2 >= kg.num_relations:
+        builder.notes.append(
+            f"warning: {len(opaque)} of {kg.num_relations} relation names look like identifiers "
+            f"({', '.join(opaque[:3])}{', …' if len(opaque) > 3 else ''}): every method matches relation names to "
+            "the question's words, so give them names (an rdfs:label per predicate in N-Triples, or rename them)"
+        )
     if notes is not None:
         notes.extend(dict.fromkeys(builder.notes))  # the fast reader and the line reader may both note a choice
     return kg
 
+
+# A relation named like an identifier (Wikidata's P50, r12, REL_0042) says nothing a question could match.
+_IDENTIFIER = re.compile(r"[A-Za-z]{0,4}[-_:]?[0-9]+")
 
 Columns = tuple[str | int | None, str | int | None, str | int | None]  # head, relation, tail
 
