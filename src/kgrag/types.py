@@ -104,6 +104,11 @@ class Answer(BaseModel):
         "knowledge, which the prompts allow only where the evidence is silent (setting own_knowledge); not answers, "
         "kept to be shown after them",
     )
+    doubtful: list[str] = Field(
+        default_factory=list,
+        description="names the model listed after its first answer with a confidence below answer_spread times the "
+        "surest answer's (setting answer_spread); not answers, kept to be shown after them",
+    )
     grounded: bool = Field(default=False, description="there are answers and every one has support")
     confidence: dict[str, float] = Field(
         default_factory=dict,

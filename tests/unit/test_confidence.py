@@ -126,3 +126,16 @@ def test_a_zeroed_signal_gets_no_weight_in_the_fit():
         assert fit_script.fit(*fit_script.design(rows))[first] == 0.0
     finally:
         fit_script.ZEROED.clear()
+
+
+def test_less_sure_answers_after_the_first_are_moved_out():
+    from kgrag.methods.confidence import less_sure
+
+    sure = {"Maria Lopez": 0.84, "Intro to Databases": 0.64, "Peter Novak": 0.34, "Turing Building": 0.41}
+    answers = list(sure)
+    assert less_sure(answers, sure, 0.5) == (["Maria Lopez", "Intro to Databases"], ["Peter Novak", "Turing Building"])
+    assert less_sure(answers, sure, None) == (answers, [])
+    # the first answer stays however unsure: Hit@1 reads it, and dropping it is abstain's job
+    assert less_sure(["a", "b"], {"a": 0.1, "b": 0.9}, 0.5) == (["a", "b"], [])
+    assert less_sure(["a", "b"], {"a": 0.1, "b": 0.9}, 1.0) == (["a", "b"], [])
+    assert less_sure(["a", "b", "c"], {"a": 0.1, "b": 0.9, "c": 0.2}, 0.5) == (["a", "b"], ["c"])

@@ -304,3 +304,12 @@ def test_an_answer_one_fact_past_the_facts_is_supported_by_that_fact(tmp_path, l
         assert answer.answers == ["The Insider"] and answer.set_aside == ["Alien"] and answer.grounded
     else:
         assert linked == [] and answer.answers == ["The Insider", "Alien"] and not answer.grounded
+
+
+def test_an_answer_written_in_another_spelling_is_given_the_kgs_name(tmp_path):
+    """Support reads "michael  MANN" as the Michael Mann its fact shows; the user is shown the KG's name."""
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(MOVIES).save(tmp_path / "kg"))
+    llm = ScriptedLLM({"default": "<answers>michael  MANN</answers>"})
+    answer = get_method("kaping")(kg, llm=llm, top_k=3).answer("who directed Heat", ["Heat"])
+    assert answer.answers == ["Michael Mann"] and answer.grounded
+    assert set(answer.support) == set(answer.confidence) == set(answer.signals) == {"Michael Mann"}

@@ -77,6 +77,9 @@ def ask(
     if result.set_aside:  # the model's own knowledge beside answers the evidence supports (own_knowledge setting)
         names = "; ".join(result.set_aside)
         console.print(f"   [yellow]set aside, not supported by the evidence:[/yellow] {escape(names)}", highlight=False)
+    if result.doubtful:  # listed by the model, far less sure than its first answer (answer_spread setting)
+        names = "; ".join(result.doubtful)
+        console.print(f"   [yellow]less sure, not counted as answers:[/yellow] {escape(names)}", highlight=False)
     for ev in result.evidence[:10]:
         console.print(f"   · {ev.text}", markup=False, highlight=False)
     u = result.usage

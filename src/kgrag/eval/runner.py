@@ -131,6 +131,8 @@ def run_question(method: Any, ex: Example, retrieval_only: bool) -> dict[str, An
         row["abstained"] = answer.abstained
         if answer.set_aside:
             row["set_aside"] = answer.set_aside
+        if answer.doubtful:
+            row["doubtful"] = answer.doubtful
         top = answer.answers[0] if answer.answers else None
         row["confidence"] = answer.confidence.get(top, 0.0) if top else 0.0  # the top answer's; 0 with none
         row["signals"] = answer.signals.get(top, {}) if top else {}

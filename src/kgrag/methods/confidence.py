@@ -163,3 +163,14 @@ def confidences(method: str, signals: dict[str, dict[str, float]]) -> dict[str, 
     if not weights:
         return {answer: 0.5 for answer in signals}
     return {answer: round(probability(values, weights), 4) for answer, values in signals.items()}
+
+
+def less_sure(answers: list[str], sure: dict[str, float], spread: float | None) -> tuple[list[str], list[str]]:
+    """(answers kept, answers moved out): after the first answer, those whose confidence is below ``spread``
+    times the surest one's. The first stays whatever its confidence (Hit@1 reads it; ``abstain`` is the
+    setting that drops it). ``spread`` None keeps every answer."""
+    if spread is None or len(answers) < 2:
+        return list(answers), []
+    bar = spread * max(sure.get(a, 0.0) for a in answers)
+    kept = [a for k, a in enumerate(answers) if k == 0 or sure.get(a, 0.0) >= bar]
+    return kept, [a for a in answers if a not in kept]

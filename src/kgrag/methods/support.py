@@ -200,6 +200,22 @@ def supported_first(
     return [a for a in answers if a in support] + [a for a in answers if a not in support]
 
 
+def kg_spellings(kg: KnowledgeGraph, answers: Sequence[str], support: dict[str, list[int]]) -> dict[str, str]:
+    """Answers the model wrote in another spelling of the entity their support reaches ("María Lopez",
+    "cosmologist") mapped to the KG's name of it ("Maria Lopez", "Cosmologist"): support reads names under their
+    normal form (:func:`_support_in`), and the user should see the name the evidence shows."""
+    spelled: dict[str, str] = {}
+    for answer in answers:
+        chain = support.get(answer)
+        if not chain or kg.find_entity(answer) is not None:
+            continue
+        head, _, tail = kg.triple(chain[-1])
+        name = next((n for n in (tail, head) if normalize(n) == normalize(answer)), None)
+        if name is not None:
+            spelled[answer] = name
+    return spelled
+
+
 def set_aside_unsupported(answers: Sequence[str], support: dict[str, list[int]]) -> tuple[list[str], list[str]]:
     """(answers, set aside): when the evidence supports some of the answers, the others are set aside.
 

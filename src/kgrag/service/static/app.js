@@ -194,8 +194,9 @@ function renderUsage(panel, usage) {
 
 // support: {answer: [triple ids]} of a method's answer (absent for retrieval); an answer missing from it has no
 // support in the evidence and is shown greyed, after the supported ones (the server already orders them so).
-// setAside: names the model gave from its own knowledge beside supported answers: greyed and struck through, last
-function renderAnswers(panel, answers, note, support, confidence, setAside) {
+// setAside: names the model gave from its own knowledge beside supported answers: greyed and struck through, last;
+// doubtful: names it listed far less sure than its first answer (setting answer_spread): greyed, after the answers
+function renderAnswers(panel, answers, note, support, confidence, setAside, doubtful) {
   const box = $(".answers", panel);
   box.replaceChildren();
   if (note) box.append(el("span", { class: "muted", text: note }));
@@ -207,6 +208,11 @@ function renderAnswers(panel, answers, note, support, confidence, setAside) {
     if (sure) chip.append(el("span", { class: "confidence", text: sure }));
     chip.title = (supported ? "supported by the evidence (highlighted in the graph)" : "no support in the evidence") +
       (sure ? `; confidence ${sure}` : "");
+    box.append(chip);
+  }
+  for (const a of doubtful || []) {
+    const chip = el("span", { class: "answer unsupported doubtful" }, a);
+    chip.title = "less sure: its confidence is far below the first answer's, so it is not counted as an answer";
     box.append(chip);
   }
   for (const a of setAside || []) {
@@ -365,7 +371,7 @@ async function runPanel(panel, request, retrieveOnly) {
     }
     const answer = await streamAsk(panel, request);
     renderAnswers(panel, answer.answers, answer.abstained ? `(no answer: ${answer.abstained})` : "", answer.support,
-      answer.confidence, answer.set_aside);
+      answer.confidence, answer.set_aside, answer.doubtful);
     if (answer.error) showPanelError(panel, answer.error);
     renderEvidence(panel, answer.evidence);
     drawGraph(panel, answer.evidence, answer.answers, topicsFromTrace(answer.trace, request.topic_entities), answer.support);
