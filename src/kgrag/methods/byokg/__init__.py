@@ -263,6 +263,7 @@ class BYOKG(GraphQuery, Method):
             absent = self.linker.not_mentions(question) if art.entities else set()
             for name in art.entities:  # "which team" or a name the KG lacks ("warp-drive-service"): no stand-in
                 cands = [] if normalize(name) in absent else self.linker.link(name, cfg.link_top_m)
+                cands = [c for c in cands if c.score >= cfg.entity_link_min_score]
                 links[name] = [c.name for c in cands]
                 entities.extend(c.entity for c in cands)
             if not entities and round_no == 1:  # KG-Linker found none: the question's own mentions
