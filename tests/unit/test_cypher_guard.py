@@ -57,6 +57,13 @@ def test_a_property_or_map_key_named_limit_is_no_limit_clause():
     assert guard_cypher("RETURN {limit: 1} AS m", row_cap=7).query == "RETURN {limit: 1} AS m LIMIT 7"
 
 
+def test_guard_reads_hex_numbers_and_properties_named_like_keywords():
+    """Guard-only (neither runs on Ladybug, which has no hex literals and reserves END, so they are not in the
+    legit corpus every engine runs): a hex number is one token, a property after a dot is no keyword."""
+    assert guard_cypher("RETURN 0x1F + 0o17 AS x").ok
+    assert guard_cypher("MATCH (n) RETURN n.end, n.case, n.limit").query.endswith("LIMIT 100")
+
+
 def test_nesting_is_capped_at_max_nesting():
     def nested(depth: int) -> str:
         return "RETURN " + "(" * depth + "1" + ")" * depth + " AS x"
