@@ -41,7 +41,7 @@ def cypher_literal(value: Any) -> str:
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, dict):
-        keys = [k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(k)) else _quote(str(k)) for k in value]
+        keys = [k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(k)) else quote_name(str(k)) for k in value]
         return "{" + ", ".join(f"{k}: {cypher_literal(v)}" for k, v in zip(keys, value.values())) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(cypher_literal(v) for v in value) + "]"
@@ -64,10 +64,6 @@ def inline_tokens(tokens: list[Token], params: dict[str, Any]) -> list[Token]:
 def inline_parameters(query: str, params: dict[str, Any]) -> str:
     """Replace ``$name`` outside string literals by the literal value of ``params[name]``."""
     return serialise(inline_tokens(tokenise_cypher(query), params))
-
-
-def _quote(name: str) -> str:
-    return quote_name(name)  # a backtick inside a name is refused: FalkorDB fails on doubled ones
 
 
 def _typed_rows(path: Path, types: dict[str, str]) -> list[dict[str, Any]]:
@@ -158,7 +154,7 @@ class BoltBackend(CypherBackend):
             raise KGStoreError(f"{store}: not a property-graph store (no {STORE_DIR}/mapping.json)")
         with self._session(read=False) as session:
             for node in mapping["nodes"]:
-                label, key = _quote(node["label"]), _quote(node["key"])
+                label, key = quote_name(node["label"]), quote_name(node["key"])
                 with contextlib.suppress(self._neo4j.exceptions.Neo4jError):
                     session.run(f"CREATE INDEX FOR (n:{label}) ON (n.{key})").consume()
                 rows = _typed_rows(tables / f"node_{node['label']}.csv", node["properties"])
@@ -171,11 +167,11 @@ class BoltBackend(CypherBackend):
                 dst_key = next(n["key"] for n in mapping["nodes"] if n["label"] == dst["label"])
                 types = {"from": "STRING", "to": "STRING", **rel.get("properties", {})}
                 rows = _typed_rows(tables / f"rel_{rel['type']}.csv", types)
-                props = ", ".join(f"{_quote(p)}: row.{_quote(p)}" for p in rel.get("properties", {}))
+                props = ", ".join(f"{quote_name(p)}: row.{quote_name(p)}" for p in rel.get("properties", {}))
                 query = (
-                    f"UNWIND $rows AS row MATCH (a:{_quote(src['label'])} {{{_quote(src_key)}: row.from}}), "
-                    f"(b:{_quote(dst['label'])} {{{_quote(dst_key)}: row.to}}) "
-                    f"CREATE (a)-[:{_quote(rel['type'])} {{{props}}}]->(b)"
+                    f"UNWIND $rows AS row MATCH (a:{quote_name(src['label'])} {{{quote_name(src_key)}: row.from}}), "
+                    f"(b:{quote_name(dst['label'])} {{{quote_name(dst_key)}: row.to}}) "
+                    f"CREATE (a)-[:{quote_name(rel['type'])} {{{props}}}]->(b)"
                 )
                 for lo in range(0, len(rows), batch):
                     self._write(session, query, rows=rows[lo : lo + batch]).consume()

@@ -181,6 +181,11 @@ def _skip_gap(query: str, i: int) -> int | None:
     return None
 
 
+def _breaks_a_name(text: str) -> bool:
+    """Whether ``text`` holds a control character or a line break, which no quoted name may hold."""
+    return bool(_CONTROL.search(text)) or "\n" in text or "\r" in text
+
+
 def _quoted_name(query: str, i: int) -> tuple[str, int]:
     """The `quoted name` starting at ``i`` (doubled backticks unescaped) and the index after it."""
     j = query.find("`", i + 1)
@@ -189,7 +194,7 @@ def _quoted_name(query: str, i: int) -> tuple[str, int]:
     if j < 0:
         raise _Reject("unterminated `quoted name`")
     value = query[i + 1 : j].replace("``", "`")
-    if _CONTROL.search(value) or "\n" in value or "\r" in value:
+    if _breaks_a_name(value):
         raise _Reject("control characters are not allowed in `quoted names`")
     if "`" in value:  # engines disagree on doubled backticks (FalkorDB fails on them)
         raise _Reject("a `quoted name` may not contain a backtick")
@@ -344,7 +349,7 @@ def quote_name(name: str) -> str:
     properties (which come from the user's files or server). A name with a backtick, a line break or a control
     character raises ValueError: engines disagree on escaping a backtick inside one (FalkorDB fails on doubled
     ones), and a name that ends the quote early turns the rest into Cypher that runs trusted."""
-    if not name or "`" in name or _CONTROL.search(name) or "\n" in name or "\r" in name:
+    if not name or "`" in name or _breaks_a_name(name):
         raise ValueError(f"{name!r} cannot be written as a Cypher name (empty, or a backtick or control character)")
     return f"`{name}`"
 

@@ -47,17 +47,6 @@ class ValueHint:
         return f"{self.label}.{self.prop} = {quoted}"
 
 
-def quotable(*names: str) -> bool:
-    """Whether every name can be written into a query kgrag runs trusted (:func:`quote_name`); the value index
-    leaves out a property it cannot read safely rather than fail."""
-    try:
-        for name in names:
-            quote_name(name)
-    except ValueError:
-        return False
-    return True
-
-
 class ValueIndex:
     """Normalised value → where it is stored; built from ``(label, property, values)`` triples."""
 
@@ -93,9 +82,12 @@ class ValueIndex:
         def read(pattern: str, owner: str, props: dict[str, str]) -> list[tuple[str, str, list[Any]]]:
             out = []
             for prop, kind in props.items():
-                if kind.upper() != "STRING" or not quotable(owner, prop):
+                if kind.upper() != "STRING":
                     continue
-                query = f"MATCH {pattern.format(quote_name(owner))} RETURN DISTINCT x.{quote_name(prop)} "
+                try:  # a name that cannot be quoted safely is left out rather than fail the index
+                    query = f"MATCH {pattern.format(quote_name(owner))} RETURN DISTINCT x.{quote_name(prop)} "
+                except ValueError:
+                    continue
                 query += f"LIMIT {max_values + 1}"
                 result = backend.run(query, trusted=True, row_cap=max_values + 1)
                 if result.ok and len(result.rows) <= max_values:
