@@ -225,3 +225,22 @@ def test_names_said_are_whole_names_in_the_question():
 
     names = ["Heat", "He", "Peter Franzén", "!!", "heat"]
     assert names_said("Who directed HEAT with peter franzen?", names) == ["Heat", "Peter Franzén", "heat"]
+
+
+@pytest.mark.parametrize(
+    ("name", "known", "expected"),
+    [
+        ("Wynton", ["New Orleans", "Wynton Marsalis"], "Wynton Marsalis"),  # part of a known name
+        ("Wynton Marsalis's place of birth", ["Wynton Marsalis"], "Wynton Marsalis"),  # a known name and more
+        ("marsalis", ["Wynton Marsalis"], "Wynton Marsalis"),  # compared in normal form
+        ("Wynton Marsalis", ["Wynton Marsalis"], None),  # the same name is not a restatement
+        ("Wyn", ["Wynton Marsalis"], None),  # whole tokens only
+        ("Marsalis Wynton", ["Wynton Marsalis"], None),  # a run of tokens, in order
+        ("Orleans Parish", ["New Orleans"], None),  # sharing a word is not enough
+        ("", ["Wynton Marsalis"], None),
+    ],
+)
+def test_restated_names(name, known, expected):
+    from kgrag.linking.normalize import restated
+
+    assert restated(name, known) == expected

@@ -44,6 +44,26 @@ def names_said(text: str, names: Iterable[str]) -> list[str]:
     return [name for name in names if (key := normalize(name)) and f" {key} " in padded]
 
 
+def restated(name: str, known: Iterable[str]) -> str | None:
+    """The first of ``known`` whose words ``name`` repeats in part ("Wynton" of "Wynton Marsalis") or wraps in
+    more words ("Wynton Marsalis's place of birth"), as a run of whole tokens; None when it does neither.
+
+    A name an LLM writes that way is the known entity again, or a description hung on it; searched as a name of
+    its own, its leftover words find whatever entity shares them ("Wynton" → "Downtown", "Place of birth").
+    """
+    words = tokens(name)
+    for other in known:
+        theirs = tokens(other)
+        if words and theirs and words != theirs and (_runs_in(words, theirs) or _runs_in(theirs, words)):
+            return other
+    return None
+
+
+def _runs_in(part: list[str], whole: list[str]) -> bool:
+    n = len(part)
+    return n < len(whole) and any(whole[i : i + n] == part for i in range(len(whole) - n + 1))
+
+
 def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     return [(fold(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 

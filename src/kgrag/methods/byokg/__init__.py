@@ -34,13 +34,13 @@ from kgrag.errors import LLMError
 from kgrag.graph.algorithms.results import Paths
 from kgrag.graph.algorithms.shortest_paths import shortest_paths
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.linking.normalize import normalize
 from kgrag.methods.answer_call import ask_for_answers, evidence_entities
 from kgrag.methods.base import Method, Trace, registry, use_grammar
 from kgrag.methods.byokg.agentic import agentic_traversal
 from kgrag.methods.byokg.artifacts import Artifacts, linker_grammar
 from kgrag.methods.byokg.config import BYOKGAgenticConfig, BYOKGConfig, BYOKGScoringConfig
 from kgrag.methods.byokg.context import Context, drafts_that_stand, numbered
+from kgrag.methods.byokg.entity_links import link_names
 from kgrag.methods.byokg.graph_query import GraphQuery
 from kgrag.methods.byokg.relation_paths import follow_written_paths, relations_named
 from kgrag.methods.byokg.schema import example_names, relation_schema, select_relations
@@ -260,10 +260,11 @@ class BYOKG(GraphQuery, Method):
         with trace.step("link", entities=art.entities, answers=art.answers) as step:
             entities = list(given)
             links: dict[str, list[str]] = {}
-            absent = self.linker.not_mentions(question) if art.entities else set()
-            for name in art.entities:  # "which team" or a name the KG lacks ("warp-drive-service"): no stand-in
-                cands = [] if normalize(name) in absent else self.linker.link(name, cfg.link_top_m)
-                cands = [c for c in cands if c.score >= cfg.entity_link_min_score]
+            known = [self.kg.entities[e] for e in given]
+            found = link_names(
+                self.linker, question, art.entities, known, top_m=cfg.link_top_m, min_score=cfg.entity_link_min_score
+            )
+            for name, cands in found.items():
                 links[name] = [c.name for c in cands]
                 entities.extend(c.entity for c in cands)
             if not entities and round_no == 1:  # KG-Linker found none: the question's own mentions
