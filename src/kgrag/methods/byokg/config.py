@@ -87,13 +87,13 @@ class BYOKGConfig(MethodConfig):
     link_top_m: Annotated[int, ClientRange(1, 10)] = 3
     link_embedding: bool = True
     # KG-Linker's entity names link to their link_top_m candidates scoring at least this (0: all of them). A
-    # name the KG lacks still gets its nearest names: on the Freebase sample's demo question KG-Linker wrote
-    # "Wynton", linked to Downtown and Washington, whose facts then filled the answer call's context (wrong
-    # answer, "Jazz"); with 0.75 the only linked entity is Wynton Marsalis and the answer is right. Not the
-    # default: over the same replies elsewhere (transit, MetaQA and renamed MetaQA first 10 per hop) the link
-    # sets of 5 of 78 questions changed, each cleaner, and Hit@1 went +0 / -2 (the model read the other
-    # context differently, e.g. "Who designed Orchard Hill station?" -> the designer of a station further
-    # down the tree) (benchmarks/results/byokg_entity_links.json)
+    # name the KG lacks still gets its nearest names, except one that repeats part of an entity already linked
+    # or hangs words on it (entity_links.py: the Freebase sample's demo question had "Wynton" linked to
+    # Downtown and Washington, and the answer was wrong). With 0.75 that question was right too, but over the
+    # same replies elsewhere (transit, MetaQA and renamed MetaQA first 10 per hop) the link sets of 5 of 78
+    # questions changed, each cleaner, and Hit@1 went +0 / -2 (the model read the other context differently,
+    # e.g. "Who designed Orchard Hill station?" -> the designer of a station further down the tree)
+    # (benchmarks/results/byokg_entity_links.json)
     entity_link_min_score: Annotated[float, ClientRange(0, 1)] = 0.0
     answer_link_min_score: Annotated[float, ClientRange(0, 1)] = (
         0.75  # draft answers are guesses: only confident links become targets
