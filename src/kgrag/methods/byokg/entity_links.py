@@ -4,7 +4,8 @@ The LLM names the question's entities in its own words. A name the KG holds (aft
 entity; any other name is searched by spelling and meaning, and there a name that only repeats part of an entity
 already linked ("Wynton" beside the topic "Wynton Marsalis") or hangs words on it ("Wynton Marsalis's place of
 birth") finds entities that merely share the leftover words ("Downtown", "Place of birth"), whose neighbourhoods
-then crowd the evidence. Such names add nothing the linked entity does not, so they link to nothing.
+then crowd the evidence. Such a name links only to entities whose names hold all of its words ("Wynton Marsalis"
+again; "New Orleans Jazz & Heritage Festival" for "New Orleans Jazz Festival" beside New Orleans).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from kgrag.linking.base import Candidate
 from kgrag.linking.hybrid import HybridLinker
-from kgrag.linking.normalize import normalize, restated
+from kgrag.linking.normalize import normalize, restated, tokens
 
 #: A candidate at least this sure is the name itself (``NameIndex.exact``: 1.0 verbatim, 0.98 normalised).
 NAMED = 0.98
@@ -25,7 +26,8 @@ def link_names(
     """Candidates per name, best first; ``known`` are names of entities linked already (the given topics).
 
     A name the question does not say as an entity ("which team", :meth:`HybridLinker.not_mentions`) gets none; a
-    name with no exact match that :func:`restated` an exactly linked or known name gets none.
+    name with no exact match that :func:`restated` an exactly linked or known name keeps only the candidates
+    whose names hold all of its words.
     """
     absent = linker.not_mentions(question) if names else set()
     found: dict[str, list[Candidate]] = {}
@@ -35,5 +37,6 @@ def link_names(
     exact = [*known, *(c.name for cands in found.values() for c in cands if c.score >= NAMED)]
     for name, cands in found.items():
         if cands and cands[0].score < NAMED and restated(name, exact):
-            found[name] = []
+            words = set(tokens(name))
+            found[name] = [c for c in cands if words <= set(tokens(c.name))]
     return found
