@@ -149,15 +149,15 @@ def _predicate_names(predicates: set[str], labels: _Labels) -> dict[str, str]:
     """Each predicate IRI's relation name: its own label when the file gives one; else the label of the one
     labelled IRI with the same local name — Wikidata labels the property ``wd:P50`` ("author") and states facts
     with ``wdt:P50``, and a relation named "P50" tells no method what it means —; else its local name."""
-    wanted = {_iri_local_name(p[1:-1]) for p in predicates}
+    local_of = {p: _iri_local_name(p[1:-1]) for p in predicates}
+    wanted = set(local_of.values())
     by_local: dict[str, list[str]] = {}
     for term in labels.terms():  # only the local names of predicates: a dump labels millions of entities
         local = _iri_local_name(term[1:-1]) if term[0] == "<" else None
         if local in wanted:
             by_local.setdefault(local, []).append(term)
     names = {}
-    for p in predicates:
-        local = _iri_local_name(p[1:-1])
+    for p, local in local_of.items():
         same = by_local.get(local, [])
         names[p] = labels.name(p) or (labels.name(same[0]) if len(same) == 1 else None) or local
     return names
