@@ -17,7 +17,7 @@ from functools import cached_property
 
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.linking.base import Candidate, LinkResult, Span
-from kgrag.linking.names import STOPWORDS, NameIndex, names_answer_kind
+from kgrag.linking.names import NORMALISED_NAME, STOPWORDS, NameIndex, names_answer_kind
 from kgrag.linking.normalize import inside_compound, normalize, tokens, tokens_with_spans
 from kgrag.models.embeddings import Embedder
 
@@ -64,7 +64,7 @@ class HybridLinker:
                 c.score *= FUZZY_WEIGHT
                 if c.entity not in best or best[c.entity].score < c.score:
                     best[c.entity] = c
-        if self.use_embedding and not any(c.score >= 0.98 for c in best.values()):
+        if self.use_embedding and not any(c.score >= NORMALISED_NAME for c in best.values()):
             for c in self.embedding.link(mention, k):
                 c.score *= EMBEDDING_WEIGHT
                 if c.entity not in best or best[c.entity].score < c.score:

@@ -23,6 +23,10 @@ STOPWORDS = frozenset(
     some one two me my we us our you your i""".split()
 )
 
+#: The score of an entity whose name equals the mention after normalisation (verbatim scores 1.0); anything
+#: scoring at least this is the name itself, not a near miss.
+NORMALISED_NAME = 0.98
+
 # "Which team owns X?", "what genre is Heat": the word right after these names the kind of thing asked for,
 # not a thing the question starts from. A KG with tags or categories has an entity called "team" or "genre";
 # linked as the topic, it turns a question about something the KG lacks into an answer about the tag.
@@ -76,7 +80,7 @@ class NameIndex:
         out = []
         for eid in ids[:k]:
             name = self.kg.entities[eid]
-            out.append(Candidate(eid, name, 1.0 if name == mention else 0.98))
+            out.append(Candidate(eid, name, 1.0 if name == mention else NORMALISED_NAME))
         out.sort(key=lambda c: -c.score)
         return out
 
@@ -110,7 +114,9 @@ class NameIndex:
             ids = self.by_key[key][:k]
             end = self._extend_over_punctuation(question, start, end, ids)
             text = question[start:end]
-            cands = [Candidate(e, self.kg.entities[e], 1.0 if self.kg.entities[e] == text else 0.98) for e in ids]
+            cands = [
+                Candidate(e, self.kg.entities[e], 1.0 if self.kg.entities[e] == text else NORMALISED_NAME) for e in ids
+            ]
             cands.sort(key=lambda c: -c.score)
             spans.append(Span(text, start, end, cands, salience=score))
         return spans

@@ -14,10 +14,8 @@ from collections.abc import Sequence
 
 from kgrag.linking.base import Candidate
 from kgrag.linking.hybrid import HybridLinker
+from kgrag.linking.names import NORMALISED_NAME
 from kgrag.linking.normalize import normalize, restated, tokens
-
-#: A candidate at least this sure is the name itself (``NameIndex.exact``: 1.0 verbatim, 0.98 normalised).
-NAMED = 0.98
 
 
 def link_names(
@@ -34,9 +32,9 @@ def link_names(
     for name in names:  # "which team" or a name the KG lacks ("warp-drive-service"): no stand-in
         cands = [] if normalize(name) in absent else linker.link(name, top_m)
         found[name] = [c for c in cands if c.score >= min_score]
-    exact = [*known, *(c.name for cands in found.values() for c in cands if c.score >= NAMED)]
+    exact = [*known, *(c.name for cands in found.values() for c in cands if c.score >= NORMALISED_NAME)]
     for name, cands in found.items():
-        if cands and cands[0].score < NAMED and restated(name, exact):
+        if cands and cands[0].score < NORMALISED_NAME and restated(name, exact):
             words = set(tokens(name))
             found[name] = [c for c in cands if words <= set(tokens(c.name))]
     return found
