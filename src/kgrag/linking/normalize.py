@@ -54,12 +54,13 @@ def restated(name: str, known: Iterable[str]) -> str | None:
     words = tokens(name)
     for other in known:
         theirs = tokens(other)
-        if words and theirs and words != theirs and (_runs_in(words, theirs) or _runs_in(theirs, words)):
+        if words and theirs and (_runs_in(words, theirs) or _runs_in(theirs, words)):
             return other
     return None
 
 
 def _runs_in(part: list[str], whole: list[str]) -> bool:
+    """Whether ``part`` is a strictly shorter run of ``whole``'s tokens (so a name never restates itself)."""
     n = len(part)
     return n < len(whole) and any(whole[i : i + n] == part for i in range(len(whole) - n + 1))
 
