@@ -10,7 +10,7 @@ import pytest
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.methods import get as get_method
 from kgrag.models.llm.scripted import ScriptedLLM
-from kgrag.retrieval.triples import candidate_triples, whole_facts
+from kgrag.retrieval.triples import candidate_triples, reached_past_hubs, whole_facts, within_hubs
 from kgrag.types import Evidence
 from tests.conftest import MOVIES, RecordingLLM
 
@@ -79,6 +79,33 @@ def test_whole_facts_keeps_siblings_and_both_halves_behind_unnamed_nodes(tmp_pat
     kept = [kg.triple(t) for t in mixed[whole_facts(kg, mixed, [jamaica, bob], 2)]]
     assert kept == [("Bob", "spouse_s", "m.02h98gq"), ("m.02h98gq", "spouse", "Rita")]  # ahead of Spanish
     assert list(whole_facts(kg, ranked[:4], [jamaica], 10)) == [0, 1, 2, 3]  # under budget: all, in order
+
+
+def test_facts_past_a_hub_that_is_not_a_topic_are_left_out(tmp_path):
+    """Al acts in 40 films (a hub: more than ten times the median degree); the topic film's own fact with him
+    stays, of the other films' facts past him only the best-ranked, the director's other film (not a hub) stays.
+    Taken as the topic, Al is walked through."""
+    triples = [(f"Film {i}", "starred", "Al") for i in range(40)]
+    triples += [(f"Film {i}", "directed_by", f"Director {i}") for i in range(40)]
+    triples += [("Heat", "starred", "Al"), ("Heat", "directed_by", "Mann"), ("Thief", "directed_by", "Mann")]
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples(triples).save(tmp_path / "kg"))
+    heat, al = kg.entity_id("Heat"), kg.entity_id("Al")
+    tids = candidate_triples(kg, [heat], "who directed Heat", hops=2)
+    past = reached_past_hubs(kg, tids, [heat])
+    kept = {kg.triple(t) for t in tids[~past]}
+    assert kept == {("Heat", "starred", "Al"), ("Heat", "directed_by", "Mann"), ("Thief", "directed_by", "Mann")}
+    assert len(tids[past]) == 40  # every "Film i starred Al"
+    wider = candidate_triples(kg, [heat], "who directed Heat", hops=3)  # three hops: the films' directors too
+    assert {kg.triple(t) for t in wider[~reached_past_hubs(kg, wider, [heat], 3)]} == kept
+    assert not reached_past_hubs(kg, candidate_triples(kg, [al], "films with Al", hops=2), [al]).any()
+    ranked = tids[np.argsort([kg.triple(t)[0] != "Film 7" for t in tids], kind="stable")]  # Film 7's fact first
+    kept_ranked = [kg.triple(t) for t in ranked[within_hubs(kg, ranked, [heat])]]
+    assert len(kept_ranked) == 4 and kept_ranked[0] == ("Film 7", "starred", "Al")  # the best one past Al stays
+    assert len(within_hubs(kg, ranked, [heat], per_hub=3)) == 6 and len(within_hubs(kg, ranked, [al])) == len(ranked)
+    facts = get_method("kaping")(kg, llm=None).retrieve("who directed Heat", ["Heat"])
+    assert len(facts) == 4 and {tuple(ev.entities) for ev in facts} >= {(h, t) for h, _, t in kept}
+    walking = get_method("kaping")(kg, llm=None, past_hub_facts=None).retrieve("who directed Heat", ["Heat"])
+    assert len(walking) == len(tids)
 
 
 def test_cypher_baseline_runs_guarded_query(tmp_path):

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kgrag.graph.algorithms.edges import incident_edges
 from kgrag.graph.algorithms.neighbourhood import k_hop
 from kgrag.graph.hubs import walkable
 from kgrag.graph.identifiers import looks_like_identifier, unnamed_entities
@@ -119,6 +120,61 @@ def connected_top(
             on[end] |= through[end]
         taken.append(best)
     return np.asarray(taken, dtype=np.int64)
+
+
+def reached_past_hubs(kg: KnowledgeGraph, tids: np.ndarray, topics: Sequence[int], hops: int = 2) -> np.ndarray:
+    """Per triple of ``tids``, whether it lies past a hub that is not a topic (:mod:`kgrag.graph.hubs`): neither
+    end is an entity a walk from the topics reaches in fewer than ``hops`` steps without going on through such
+    a hub, and may go on from.
+
+    A hub is reached, not walked through. Past "John Malkovich" (an actor of the topic film) or "1995" (its
+    release year) lie the facts of twenty other films, which fill a ranked top-K for "who directed Beyond the
+    Clouds" and which the local model then answers from. The hub's own fact with the topic stays; a topic is
+    always walked through, however many edges it has."""
+    tids = np.asarray(tids, dtype=np.int64)
+    if not len(topics) or not len(tids):
+        return np.zeros(len(tids), dtype=bool)
+    through = walkable(kg).copy()
+    frontier = np.unique(np.asarray(topics, dtype=np.int64))
+    through[frontier] = True
+    walked = np.zeros(kg.num_entities, dtype=bool)  # entities the walk reaches and may go on from
+    walked[frontier] = True
+    for _ in range(hops - 1):
+        _, _, other, _ = incident_edges(kg, frontier, "both")
+        other = np.unique(other[through[other] & ~walked[other]])
+        walked[other] = True
+        frontier = other
+    return ~(walked[kg.heads[tids]] | walked[kg.tails[tids]])
+
+
+def within_hubs(
+    kg: KnowledgeGraph, ranked: np.ndarray, topics: Sequence[int], hops: int = 2, per_hub: int = 1
+) -> np.ndarray:
+    """Positions in ``ranked`` (triple ids, best first) of the facts a walk from the topics reaches without going
+    on through a hub that is not a topic (:func:`reached_past_hubs`), and of the ``per_hub`` best-ranked facts
+    past each such hub (the hub being the fact's end nearer the topics), in rank order.
+
+    One fact past each hub is what a question that asks through a hub needs when its relation ranks well ("the
+    genre of film associated with the place where Wynton Marsalis was born" goes on past New Orleans, a hub of
+    55 edges in the Freebase sample, whose other facts rank below twenty films past "United States of America");
+    the rest of a hub's facts are what crowds a top-K."""
+    ranked = np.asarray(ranked, dtype=np.int64)
+    past = reached_past_hubs(kg, ranked, topics, hops)
+    if not past.any():
+        return np.arange(len(ranked))
+    dist = np.full(kg.num_entities, np.iinfo(np.int32).max, dtype=np.int64)
+    hood = k_hop(kg, np.asarray(topics, dtype=np.int64), hops)
+    dist[hood.nodes] = hood.distance
+    where = np.flatnonzero(past)
+    heads, tails = kg.heads[ranked[where]], kg.tails[ranked[where]]
+    hub = np.where(dist[heads] <= dist[tails], heads, tails)
+    by_hub = np.argsort(hub, kind="stable")  # rank order within each hub
+    hubs = hub[by_hub]
+    first = np.r_[True, hubs[1:] != hubs[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(hubs)), 0))
+    keep = ~past
+    keep[where[by_hub[np.arange(len(hubs)) - start < per_hub]]] = True
+    return np.flatnonzero(keep)
 
 
 def whole_facts(
@@ -333,4 +389,12 @@ def _plain_fact(ev: Evidence, short: dict[str, str]) -> tuple[str, str, str] | N
     return head, _relation(ev, short), tail
 
 
-__all__ = ["candidate_triples", "facts_text", "rank_triples", "triples_as_evidence", "whole_facts"]
+__all__ = [
+    "candidate_triples",
+    "facts_text",
+    "rank_triples",
+    "reached_past_hubs",
+    "triples_as_evidence",
+    "whole_facts",
+    "within_hubs",
+]
