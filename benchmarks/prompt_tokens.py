@@ -12,7 +12,7 @@ Only single-call methods whose prompt does not depend on an earlier reply are ex
 gives a median of 414.5 prompt tokens here and in the run, and 220 evaluated here and in a fresh run.
 
     python benchmarks/prompt_tokens.py --methods frag,kaping --suites webqsp,user_kgs --limit 100 \\
-        [--set KEY=VALUE ...] [--out benchmarks/results/prompt_tokens.json]
+        [--sample N --seed S] [--set KEY=VALUE ...] [--out benchmarks/results/prompt_tokens.json]
 """
 
 from __future__ import annotations
@@ -81,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="frag,kaping", help=f"comma-separated, of {', '.join(EXACT)}")
     parser.add_argument("--suites", default="webqsp,user_kgs", help="suites under benchmarks/suites")
     parser.add_argument("--limit", type=int, default=100, help="first N questions per group")
+    parser.add_argument("--sample", type=int, default=None, help="N questions drawn per group instead (with --seed)")
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--data", type=Path, default=None, help="benchmark data (default: as kgrag bench)")
     parser.add_argument("--kg-cache", type=Path, default=None)
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                     settings=dict(settings),
                     llm=reader,
                     limit=args.limit,
+                    sample=args.sample,
+                    seed=args.seed,
                     kg_cache=args.kg_cache,
                 )
                 for kg in run_suite(suite, options).kgs:
