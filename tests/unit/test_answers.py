@@ -69,6 +69,9 @@ def test_an_answer_written_before_an_empty_tag_is_read_when_it_is_a_kg_name():
     assert ask("Al Pacino <answers>") == ["Al Pacino"]  # the default model's slip on 5 of 2,304 replies
     assert ask("I am not sure <answers></answers>") == []  # a remark is not an answer
     assert ask("<answers>\n</answers>") == []
+    # the names listed under a tag of the model's own, then an empty <answers> (one of the WebQSP proxy's 400)
+    assert ask("<who starred in>\nAl Pacino\nRobert De Niro\n<answers>") == ["Al Pacino", "Robert De Niro"]
+    assert ask("<note>\nI think it is Al Pacino\n</note>\n<answers>\n</answers>") == []
 
 
 def test_answers_written_each_as_a_tag_of_its_own_are_read_when_the_prompt_showed_them():

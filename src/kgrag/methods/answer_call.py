@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from kgrag.methods.base import FactsLayout
 from kgrag.types import Evidence
 
+_ANSWERS_TAG = re.compile(r"<\s*answers?\s*>", re.I)  # the opening tag a reply's answers belong after
+_ANY_TAG = re.compile(r"<[^<>\n]*>")
 _OWN_TAG = re.compile(r"^\s*<\s*([^<>/\s][^<>\n]*?)\s*>\s*$", re.M)  # a line that is one opening tag
 
 if TYPE_CHECKING:
@@ -81,13 +83,16 @@ def ask_for_answers(
 
 
 def _around_the_tags(text: str, names: NameIndex | None, shown: Sequence[str]) -> list[str]:
-    """Answers of a reply whose ``<answers>`` held none. "Lucia Ferrari <answers>": the answer written before an
-    empty tag (5 of 2,304 recorded replies), where only lines that are names of the KG count, so a remark before
-    the tags is never an answer; else answers written as tags of their own (:func:`tagged_names`)."""
+    """Answers of a reply whose ``<answers>`` held none. "Lucia Ferrari <answers>": the answers written before
+    the empty tag (5 of 2,304 recorded replies; "<matt dallas plays in>", ten films a line, "<answers>" lost all
+    ten), where only lines that are names of the KG count, so a remark or a tag of the model's own before it is
+    never an answer; else answers written as tags of their own (:func:`tagged_names`)."""
     from kgrag.prompts.tags import split_items
 
-    before = [x for x in split_items(text.split("<", 1)[0]) if names is not None and names.exact(x)]
-    return before or tagged_names(text, shown)
+    opening = _ANSWERS_TAG.search(text)
+    before = _ANY_TAG.sub("\n", text[: opening.start()] if opening else text.split("<", 1)[0])
+    named = [x for x in split_items(before) if names is not None and names.exact(x)]
+    return named or tagged_names(text, shown)
 
 
 def tagged_names(text: str, shown: Sequence[str]) -> list[str]:
