@@ -127,10 +127,10 @@ def reached_past_hubs(kg: KnowledgeGraph, tids: np.ndarray, topics: Sequence[int
     end is an entity a walk from the topics reaches in fewer than ``hops`` steps without going on through such
     a hub, and may go on from.
 
-    A hub is reached, not walked through. Past "John Malkovich" (an actor of the topic film) or "1995" (its
-    release year) lie the facts of twenty other films, which fill a ranked top-K for "who directed Beyond the
-    Clouds" and which the local model then answers from. The hub's own fact with the topic stays; a topic is
-    always walked through, however many edges it has."""
+    A hub is reached, not walked through. Past "1995", the release year of the topic film, lie the facts of
+    every film of that year, and twenty of them ("A Walk in the Clouds release year 1995") were a third of the
+    facts kaping read for "who was the director of Beyond the Clouds". The hub's own fact with the topic stays; a
+    topic is always walked through, however many edges it has."""
     tids = np.asarray(tids, dtype=np.int64)
     if not len(topics) or not len(tids):
         return np.zeros(len(tids), dtype=bool)
