@@ -97,11 +97,13 @@ def test_facts_past_a_hub_that_is_not_a_topic_are_left_out(tmp_path):
     assert len(tids[past]) == 40  # every "Film i starred Al"
     wider = candidate_triples(kg, [heat], "who directed Heat", hops=3)  # three hops: the films' directors too
     assert {kg.triple(t) for t in wider[~reached_past_hubs(kg, wider, [heat], 3)]} == kept
-    assert not reached_past_hubs(kg, candidate_triples(kg, [al], "films with Al", hops=2), [al]).any()
+    of_al = candidate_triples(kg, [al], "films with Al", hops=2)
+    assert not reached_past_hubs(kg, of_al, [al]).any()
     ranked = tids[np.argsort([kg.triple(t)[0] != "Film 7" for t in tids], kind="stable")]  # Film 7's fact first
     kept_ranked = [kg.triple(t) for t in ranked[within_hubs(kg, ranked, [heat])]]
     assert len(kept_ranked) == 4 and kept_ranked[0] == ("Film 7", "starred", "Al")  # the best one past Al stays
-    assert len(within_hubs(kg, ranked, [heat], per_hub=3)) == 6 and len(within_hubs(kg, ranked, [al])) == len(ranked)
+    assert len(within_hubs(kg, ranked, [heat], per_hub=3)) == 6 and len(within_hubs(kg, of_al, [al])) == len(of_al)
+    assert len(within_hubs(kg, wider, [heat], 3)) == 4  # no fact further past Al ("Film i directed_by Director i")
     facts = get_method("kaping")(kg, llm=None).retrieve("who directed Heat", ["Heat"])
     assert len(facts) == 4 and {tuple(ev.entities) for ev in facts} >= {(h, t) for h, _, t in kept}
     walking = get_method("kaping")(kg, llm=None, past_hub_facts=None).retrieve("who directed Heat", ["Heat"])

@@ -122,6 +122,24 @@ def connected_top(
     return np.asarray(taken, dtype=np.int64)
 
 
+def _hub_walk(kg: KnowledgeGraph, topics: Sequence[int], hops: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per entity: whether a walk from the topics reaches it in fewer than ``hops`` steps and may go on from it
+    (topics always may), and whether the walk reaches it there but stops, a hub (:mod:`kgrag.graph.hubs`)."""
+    through = walkable(kg).copy()
+    frontier = np.unique(np.asarray(topics, dtype=np.int64))
+    through[frontier] = True
+    walked = np.zeros(kg.num_entities, dtype=bool)
+    walked[frontier] = True
+    stopped = np.zeros(kg.num_entities, dtype=bool)
+    for _ in range(hops - 1):
+        _, _, other, _ = incident_edges(kg, frontier, "both")
+        other = np.unique(other[~walked[other]])
+        stopped[other[~through[other]]] = True
+        frontier = other[through[other]]
+        walked[frontier] = True
+    return walked, stopped
+
+
 def reached_past_hubs(kg: KnowledgeGraph, tids: np.ndarray, topics: Sequence[int], hops: int = 2) -> np.ndarray:
     """Per triple of ``tids``, whether it lies past a hub that is not a topic (:mod:`kgrag.graph.hubs`): neither
     end is an entity a walk from the topics reaches in fewer than ``hops`` steps without going on through such
@@ -134,16 +152,7 @@ def reached_past_hubs(kg: KnowledgeGraph, tids: np.ndarray, topics: Sequence[int
     tids = np.asarray(tids, dtype=np.int64)
     if not len(topics) or not len(tids):
         return np.zeros(len(tids), dtype=bool)
-    through = walkable(kg).copy()
-    frontier = np.unique(np.asarray(topics, dtype=np.int64))
-    through[frontier] = True
-    walked = np.zeros(kg.num_entities, dtype=bool)  # entities the walk reaches and may go on from
-    walked[frontier] = True
-    for _ in range(hops - 1):
-        _, _, other, _ = incident_edges(kg, frontier, "both")
-        other = np.unique(other[through[other] & ~walked[other]])
-        walked[other] = True
-        frontier = other
+    walked, _ = _hub_walk(kg, topics, hops)
     return ~(walked[kg.heads[tids]] | walked[kg.tails[tids]])
 
 
@@ -152,27 +161,25 @@ def within_hubs(
 ) -> np.ndarray:
     """Positions in ``ranked`` (triple ids, best first) of the facts a walk from the topics reaches without going
     on through a hub that is not a topic (:func:`reached_past_hubs`), and of the ``per_hub`` best-ranked facts
-    past each such hub (the hub being the fact's end nearer the topics), in rank order.
+    at each hub the walk stopped at (its head when both ends are such hubs), in rank order. Facts further past
+    a hub are left out.
 
     One fact past each hub is what a question that asks through a hub needs when its relation ranks well ("the
     genre of film associated with the place where Wynton Marsalis was born" goes on past New Orleans, a hub of
     55 edges in the Freebase sample, whose other facts rank below twenty films past "United States of America");
     the rest of a hub's facts are what crowds a top-K."""
     ranked = np.asarray(ranked, dtype=np.int64)
-    past = reached_past_hubs(kg, ranked, topics, hops)
-    if not past.any():
+    if not len(topics) or not len(ranked):
         return np.arange(len(ranked))
-    dist = np.full(kg.num_entities, np.iinfo(np.int32).max, dtype=np.int64)
-    hood = k_hop(kg, np.asarray(topics, dtype=np.int64), hops)
-    dist[hood.nodes] = hood.distance
-    where = np.flatnonzero(past)
-    heads, tails = kg.heads[ranked[where]], kg.tails[ranked[where]]
-    hub = np.where(dist[heads] <= dist[tails], heads, tails)
+    walked, stopped = _hub_walk(kg, topics, hops)
+    heads, tails = kg.heads[ranked], kg.tails[ranked]
+    keep = walked[heads] | walked[tails]
+    where = np.flatnonzero(~keep & (stopped[heads] | stopped[tails]))
+    hub = np.where(stopped[heads[where]], heads[where], tails[where])
     by_hub = np.argsort(hub, kind="stable")  # rank order within each hub
     hubs = hub[by_hub]
     first = np.r_[True, hubs[1:] != hubs[:-1]]
     start = np.maximum.accumulate(np.where(first, np.arange(len(hubs)), 0))
-    keep = ~past
     keep[where[by_hub[np.arange(len(hubs)) - start < per_hub]]] = True
     return np.flatnonzero(keep)
 
