@@ -569,6 +569,17 @@ def test_a_count_of_the_query_own_node_counts_the_label_the_question_names(schem
     assert check(countries, "What are the top 3 most common supplier countries?") == countries
     two = "MATCH (c:Category) RETURN c.categoryName, count(*) AS n"
     assert check(two, "How many products and suppliers does each category have?") == two
+    # an Order node without a variable is in the pattern already: joining a second one would square the count
+    ordered = (
+        "MATCH (p:Product)<-[:ORDERS]-(:Order) WITH p, count(*) AS n ORDER BY n DESC LIMIT 3 RETURN p.productName, n"
+    )
+    assert check(ordered, "Name the top three most frequently ordered products.") == ordered
+    # "on order" is the unitsOnOrder the query reads, not the Order nodes
+    on_order = (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.unitsOnOrder > 0 "
+        "WITH c, count(p) AS n ORDER BY n DESC LIMIT 5 RETURN c.categoryName, n"
+    )
+    assert check(on_order, "List the top 5 categories with the most products on order.") == on_order
 
 
 def test_a_property_only_one_neighbour_of_the_node_has_is_read_from_that_neighbour_matched(schema):
@@ -628,11 +639,22 @@ def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(
     only = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product {productID: 'P001'}) RETURN s"
     dropped = check(only, "Who supplies cheap products?")
     assert dropped == "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN DISTINCT s"
-    # stored, or named by the question: kept
+    # named by the question (a word of it, inflected or not): kept
     stored = "MATCH (c:Category {categoryName: 'Seafood'})<-[:PART_OF]-(p:Product) RETURN p.productName"
     assert check(stored, "Which products are seafood?").startswith("MATCH (c:Category {categoryName: 'Seafood'})")
     named = "MATCH (p:Product {productID: 'P001'}) RETURN p.productName"
     assert check(named, "What is product 'P001' called?") == named
+    german = "MATCH (c:Customer {country: 'Germany'}) RETURN c.companyName"
+    assert check(german, "Which customers are German?") == german
+    # stored, but the question says no word of it (an example's value, copied): dropped, and the join with it
+    copied = (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category {categoryName: 'Beverages'}) WHERE p.unitsOnOrder IS NOT NULL "
+        "RETURN p.productName, p.unitsOnOrder ORDER BY p.unitsOnOrder DESC LIMIT 3"
+    )
+    assert check(copied, "Which 3 products have the highest units on order?") == (
+        "MATCH (p:Product) WHERE p.unitsOnOrder IS NOT NULL RETURN p.productName, p.unitsOnOrder "
+        "ORDER BY p.unitsOnOrder DESC LIMIT 3"
+    )
 
 
 @pytest.mark.parametrize("repair_examples", [False, True])

@@ -14,7 +14,10 @@ The same cues mend a count of the wrong thing. "List the top 5 categories with t
 products" as ``MATCH (p:Product) RETURN p.productName, count(*)``: each counts its own node, once, because the
 label the question counts (products, orders) is in no pattern. When the question names exactly one label the
 query does not bind, and one shortest route joins it to a bound node (:func:`join_counted_label`), the route
-is matched and the count counts its end.
+is matched and the count counts its end. A label is in a pattern when a node of it is, named or not
+(``(p)<-[:ORDERS]-(:Order) ... count(*)`` counts orders already; a second Order joined would square the
+count), and a label whose words are those of a property the query reads is not asked for ("products on order"
+with ``p.unitsOnOrder``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from kgrag.methods.text2cypher.joins import (
     said,
     ways,
 )
-from kgrag.methods.text2cypher.patterns import fresh_name
+from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns, word
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import is_word
 
@@ -73,7 +76,9 @@ def join_counted_label(
     """``tokens`` with ``count(*)`` or ``count(x)`` of a bound node turned into a count of the one label the
     question names and no pattern binds, joined by its one shortest route (module docstring)."""
     words = question_words(question)
-    missing = [x for x in schema.labels if x not in nodes.values() and _names(x, words)]
+    present = {label for chain in patterns(tokens) for part in chain if isinstance(part, Node) for label in part.labels}
+    told = _read_property_words(tokens, schema)
+    missing = [x for x in schema.labels if x not in present and _names(x, words) and not _told(x, told)]
     counts = [(k, arg) for k, arg in _counted(tokens, star=True) if arg == "*" or arg in nodes]
     if len(missing) != 1 or not counts or rels.keys() & {arg for _, arg in counts}:
         return tokens, []
@@ -100,6 +105,20 @@ def join_counted_label(
 
 def _names(label: str, words: set[str]) -> bool:
     return any(said(w, words) for w in identifier_words(label))
+
+
+def _read_property_words(tokens: list[Token], schema: GraphSchema) -> set[str]:
+    """The words of every property the query reads (``p.unitsOnOrder`` or ``{unitsOnOrder: 0}``): "on order" in
+    "products on order" is the property's, not a request to count the Order nodes."""
+    props = {prop for props in schema.labels.values() for prop in props}
+    props |= {prop for r in schema.relationships for prop in r.properties}
+    read = {str(word(t)) for t in tokens if word(t) in props}
+    return {w for prop in read for w in identifier_words(prop)}
+
+
+def _told(label: str, told: set[str]) -> bool:
+    """Whether every word of ``label`` is among the words of a property the query already reads."""
+    return all(w in told for w in identifier_words(label))
 
 
 def _counted(tokens: list[Token], star: bool = False) -> list[tuple[int, str]]:

@@ -16,7 +16,10 @@ A node's property map gets the same treatment for values made up (:func:`invente
 "suppliers of products with a unit price less than $10", the 1.5B model wrote ``(p:Product {productID:
 'P001'})``, and for "discontinued products under 10" ``{discontinued: true, quantityPerUnit: 'unitPrice'}``. A
 text value the question does not contain and the database does not store under that property can only empty
-the result, so the entry goes.
+the result, so the entry goes. So does a text the database stores that the question says no word of: with
+examples in the prompt the model copies an example's value into a question that has none ("Which 3 products
+have the highest units on order?" → ``(c:Category {categoryName: 'Beverages'})``, "the product names of the
+top 5 most expensive products" → ``(s:Supplier {companyName: 'Exotic Liquids'})``).
 """
 
 from __future__ import annotations
@@ -102,14 +105,17 @@ def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) 
             (a, b)
             for a, b in entries
             if tokens[a + 2].kind == "str"
-            and (label, tokens[a].value) in values.indexed
-            and (label, tokens[a].value) not in values.places(tokens[a + 2].value)
             and not _says(tokens[a + 2], words, asked)
+            and (
+                _stored_elsewhere(label, tokens[a].value, tokens[a + 2].value, values) or _unsaid(tokens[a + 2], words)
+            )
         ]
         if not made_up:
             continue
         done += [
-            f"{label}.{tokens[a].value} = {tokens[a + 2].value!r} is stored nowhere and not asked for: dropped"
+            f"{label}.{tokens[a].value} = {tokens[a + 2].value!r} is not asked for"
+            + (" and stored nowhere" if _stored_elsewhere(label, tokens[a].value, tokens[a + 2].value, values) else "")
+            + ": dropped"
             for a, _ in made_up
         ]
         kept = [(a, b) for a, b in entries if (a, b) not in made_up]
@@ -120,6 +126,18 @@ def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) 
         braces = [tokens[opening], *inner, tokens[closing]] if kept else []
         tokens = [*tokens[:opening], *braces, *tokens[closing + 1 :]]
     return tokens, done
+
+
+def _stored_elsewhere(label: str, prop: str, text: str, values: ValueIndex) -> bool:
+    """Whether ``values`` holds every value of ``label.prop`` and ``text`` is not one of them."""
+    return (label, prop) in values.indexed and (label, prop) not in values.places(text)
+
+
+def _unsaid(literal: Token, words: set[str]) -> bool:
+    """Whether the question says no word of the text ``literal``, inflected or not ('Germany' is said by
+    "German customers", 'Beverages' by nothing in "the 3 cheapest products in stock")."""
+    said_words = [w for w in re.findall(r"[a-z0-9]+", literal.value.lower()) if len(w) >= _MEANINGFUL]
+    return not any(said(w, words) for w in said_words)
 
 
 def _map_entries(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:
