@@ -342,3 +342,24 @@ def test_an_answer_written_in_another_spelling_is_given_the_kgs_name(tmp_path):
     answer = get_method("kaping")(kg, llm=llm, top_k=3).answer("who directed Heat", ["Heat"])
     assert answer.answers == ["Michael Mann"] and answer.grounded
     assert set(answer.support) == set(answer.confidence) == set(answer.signals) == {"Michael Mann"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "extra", "expected"),
+    [
+        ("Mann", [], ["Michael Mann"]),
+        ("Pacino", [], ["Al Pacino"]),
+        ("Robert", [], ["Robert De Niro"]),
+        ("Crowe", [], ["Crowe"]),  # Russell Crowe is not among the facts about Heat
+        ("Robert", [("Heat", "starred_actors", "Robert Duvall")], ["Robert"]),  # two such names: neither
+    ],
+)
+def test_an_answer_that_shortens_the_name_of_an_entity_the_facts_reach_is_given_its_name(
+    tmp_path, reply, extra, expected
+):
+    """A reply that is no KG name but the first or last words of the one entity the facts reach that it can
+    shorten ("Colón" for the WebQSP proxy's "Costa Rican colón") is that entity, shown under its KG name."""
+    kg = KnowledgeGraph.load(KnowledgeGraph.from_triples([*MOVIES, *extra]).save(tmp_path / "kg"))
+    llm = ScriptedLLM({"default": f"<answers>{reply}</answers>"})
+    answer = get_method("kaping")(kg, llm=llm, hops=1).answer("who is in Heat", ["Heat"])
+    assert answer.answers == expected and answer.grounded == (expected != [reply])

@@ -82,6 +82,8 @@ def _support_in(kg: KnowledgeGraph, answers: Sequence[str], graph: _Graph) -> di
         eid = own = kg.find_entity(answer)
         if eid is None or not chains.get(eid):
             eid = reached.get(normalize(answer))
+        if eid is None and own is None:
+            eid = _shortened(normalize(answer), reached)
         if eid is not None and chains.get(eid):
             support[answer] = chains[eid]
         elif normalize(answer) in row_values:
@@ -94,6 +96,16 @@ def _support_in(kg: KnowledgeGraph, answers: Sequence[str], graph: _Graph) -> di
             if from_named.get(own):
                 support[answer] = from_named[own]
     return support
+
+
+def _shortened(key: str, reached: dict[str, int]) -> int | None:
+    """The one reached entity whose name ``key`` (no KG name) is the first or last words of: a model reading
+    "Costa Rica currency used Costa Rican colón" writes "Colón", for "Italian Language" "Italian", for the date
+    "1901-09-14" its year. Two such entities, or none: None (the answer stays the model's own)."""
+    if len(key) < 3:
+        return None
+    found = {e for name, e in reached.items() if name.startswith(key + " ") or name.endswith(" " + key)}
+    return found.pop() if len(found) == 1 else None
 
 
 def links_past(kg: KnowledgeGraph, answers: Sequence[int], reached: Sequence[int]) -> list[int]:
@@ -202,15 +214,18 @@ def supported_first(
 
 def kg_spellings(kg: KnowledgeGraph, answers: Sequence[str], support: dict[str, list[int]]) -> dict[str, str]:
     """Answers the model wrote in another spelling of the entity their support reaches ("María Lopez",
-    "cosmologist") mapped to the KG's name of it ("Maria Lopez", "Cosmologist"): support reads names under their
-    normal form (:func:`_support_in`), and the user should see the name the evidence shows."""
+    "cosmologist", or a short form: "Colón") mapped to the KG's name of it ("Maria Lopez", "Cosmologist",
+    "Costa Rican colón"): support reads names under their normal form (:func:`_support_in`), and the user should
+    see the name the evidence shows."""
     spelled: dict[str, str] = {}
     for answer in answers:
         chain = support.get(answer)
         if not chain or kg.find_entity(answer) is not None:
             continue
         head, _, tail = kg.triple(chain[-1])
-        name = next((n for n in (tail, head) if normalize(n) == normalize(answer)), None)
+        key = normalize(answer)
+        name = next((n for n in (tail, head) if normalize(n) == key), None)
+        name = name or next((n for n in (tail, head) if _shortened(key, {normalize(n): 0}) is not None), None)
         if name is not None:
             spelled[answer] = name
     return spelled
