@@ -483,6 +483,12 @@ def test_a_ranking_without_order_is_ordered_by_what_the_superlative_names(schema
     # nothing named, or not one thing: left alone
     plain = "MATCH (p:Product) RETURN p.productName LIMIT 3"
     assert check(plain, "What are the 3 most popular products?") == plain
+    # a RETURN of aggregates only is one row: not ordered, and the property it was ordered by not returned
+    # beside the aggregate (it would group by itself: one row per level, each its own minimum)
+    least = "MATCH (p:Product)-[:PART_OF]->(c:Category {categoryName: 'Seafood'}) RETURN min(p.reorderLevel)"
+    asked = "What is the minimum reorder level for products in the 'Seafood' category?"
+    assert check(least + " ORDER BY p.reorderLevel ASC", asked) == least
+    assert check(least + " AS m", asked) == least + " AS m"
 
 
 def test_an_order_key_after_distinct_is_returned_on_the_last_try(schema):

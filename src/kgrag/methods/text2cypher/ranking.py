@@ -124,7 +124,8 @@ def rank_rows(
     if found is None:
         return tokens, done
     ret = found[0]
-    if ranking.order and not any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
+    one_row = _one_row(tokens, found[1], len(tokens))
+    if ranking.order and not one_row and not any(is_keyword(tokens, k, "ORDER") for k in range(len(tokens))):
         alias = _ranked_alias(tokens, ret)
         key = (
             [Token("word", alias, True)] if alias is not None else _ranked_property(tokens, ret, question, typed or {})
@@ -233,6 +234,13 @@ def name_ranked_nodes(
     if ranked is None or (len(ranked) == 3 and not ranks):
         return tokens, []
     items = split_at(tokens, start, order, ",")
+    if len(ranked) == 3 and _one_row(tokens, start, order):
+        # "the minimum reorder level": RETURN min(p.reorderLevel) ORDER BY p.reorderLevel is one row, and the
+        # property returned beside it would group by itself (one row per level, each its own minimum)
+        stop = len(tokens) if end is None else end + int(is_keyword(tokens, end, "ASC", "DESC"))
+        return [*tokens[:order], *tokens[stop:]], [
+            f"an aggregate of every row is one row: ORDER BY {serialise(key)} dropped"
+        ]
     done: list[str] = []
     if len(ranked) != 3:  # ranked by an aggregate: grouped by what it ranks
         items, dropped = _one_group(tokens, items, question)
@@ -289,6 +297,14 @@ def _one_group(
         (a, b) for a, b in items if is_aggregate(a, b) or (a, b) == keys[0] or (tokens[a].value == main and named(a, b))
     ]
     return kept, [serialise(tokens[a:b]) for a, b in items if (a, b) not in kept]
+
+
+def _one_row(tokens: list[Token], start: int, end: int) -> bool:
+    """Whether the RETURN items in ``tokens[start:end]`` (up to its ORDER BY, SKIP or LIMIT) are all aggregates:
+    the query returns one row, which no ORDER BY ranks."""
+    stop = next((k for k in range(start, end) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), end)
+    items = split_at(tokens, start, stop, ",")
+    return bool(items) and all(has_aggregate(tokens[a:b], SCORES) for a, b in items)
 
 
 def _key(tokens: list[Token]) -> tuple[str, ...]:
