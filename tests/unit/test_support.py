@@ -77,6 +77,20 @@ def test_a_written_name_is_read_as_the_entity_the_evidence_shows_under_it():
     assert answer_support(kg, "who starred in Heat", ["al pacino"], [path]) == {}
 
 
+def test_a_year_shortens_a_date_the_evidence_reaches_and_nothing_else():
+    """A number is a value: "1995" is the year of the date 1995-12-15, not a short form of "1995 Film Festival"
+    (the WebQSP proxy's gold for "when did Michael Vick start playing for the Eagles" is "2009", not "2009 NFL
+    season")."""
+    kg = KnowledgeGraph.from_triples(
+        [("Heat", "released", "1995-12-15"), ("Heat", "premiered at", "1995 Film Festival"), ("Alien", "r", "x")]
+    )
+    facts = triples_as_evidence(kg, np.arange(2))
+    assert answer_support(kg, "when was Heat released", ["1995"], facts) == {"1995": [_tid(kg, "Heat", "1995-12-15")]}
+    festival = triples_as_evidence(kg, np.array([_tid(kg, "Heat", "1995 Film Festival")]))
+    assert answer_support(kg, "where did Heat premiere", ["1995"], festival) == {}
+    assert answer_support(kg, "where did Heat premiere", ["Film Festival"], festival) != {}
+
+
 def test_unsupported_answers_come_last_and_forged_or_foreign_triples_support_nothing():
     kg = _kg()
     fact = triples_as_evidence(kg, np.array([_tid(kg, "Heat", "Michael Mann")]))

@@ -11,6 +11,7 @@ knowledge, or the question's own words echoed back — has no support.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 
@@ -22,6 +23,8 @@ from kgrag.graph.verbalize import verbalize_triples
 from kgrag.linking.names import NameIndex
 from kgrag.linking.normalize import names_said, normalize, tokens
 from kgrag.types import Evidence
+
+_DATE = re.compile(r"\d{4} \d{2} \d{2}(?: |$)")  # an ISO date's normal form ("1901 09 14")
 
 # the question's entities, where chains start, the checked triples as an adjacency list, result-row values
 _Graph = tuple[set[int], set[int], dict[int, list[tuple[int, int]]], set[str]]
@@ -100,11 +103,16 @@ def _support_in(kg: KnowledgeGraph, answers: Sequence[str], graph: _Graph) -> di
 
 def _shortened(key: str, reached: dict[str, int]) -> int | None:
     """The one reached entity whose name ``key`` (no KG name) is the first or last words of: a model reading
-    "Costa Rica currency used Costa Rican colón" writes "Colón", for "Italian Language" "Italian", for the date
-    "1901-09-14" its year. Two such entities, or none: None (the answer stays the model's own)."""
+    "Costa Rica currency used Costa Rican colón" writes "Colón", for "Italian Language" "Italian". A number is
+    a value, not a name: it shortens only a date, as its year ("1901" for "1901-09-14"), never "2009 NFL season"
+    (the WebQSP proxy's gold for "when did Michael Vick start playing for the Eagles" is "2009"). Two such
+    entities, or none: None (the answer stays the model's own)."""
     if len(key) < 3:
         return None
-    found = {e for name, e in reached.items() if name.startswith(key + " ") or name.endswith(" " + key)}
+    if key.isdigit():
+        found = {e for name, e in reached.items() if _DATE.match(name) and name.startswith(key + " ")}
+    else:
+        found = {e for name, e in reached.items() if name.startswith(key + " ") or name.endswith(" " + key)}
     return found.pop() if len(found) == 1 else None
 
 
