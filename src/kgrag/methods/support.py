@@ -107,13 +107,17 @@ def _shortened(key: str, reached: dict[str, int]) -> int | None:
     a value, not a name: it shortens only a date, as its year ("1901" for "1901-09-14"), never "2009 NFL season"
     (the WebQSP proxy's gold for "when did Michael Vick start playing for the Eagles" is "2009"). Two such
     entities, or none: None (the answer stays the model's own)."""
-    if len(key) < 3:
-        return None
-    if key.isdigit():
-        found = {e for name, e in reached.items() if _DATE.match(name) and name.startswith(key + " ")}
-    else:
-        found = {e for name, e in reached.items() if name.startswith(key + " ") or name.endswith(" " + key)}
+    found = {e for name, e in reached.items() if _shortens(key, name)}
     return found.pop() if len(found) == 1 else None
+
+
+def _shortens(key: str, name: str) -> bool:
+    """Whether ``key`` is the first or last words of ``name`` (both normal forms), a number only a date's year."""
+    if len(key) < 3:
+        return False
+    if key.isdigit():
+        return bool(_DATE.match(name)) and name.startswith(key + " ")
+    return name.startswith(key + " ") or name.endswith(" " + key)
 
 
 def links_past(kg: KnowledgeGraph, answers: Sequence[int], reached: Sequence[int]) -> list[int]:
@@ -233,7 +237,7 @@ def kg_spellings(kg: KnowledgeGraph, answers: Sequence[str], support: dict[str, 
         head, _, tail = kg.triple(chain[-1])
         key = normalize(answer)
         name = next((n for n in (tail, head) if normalize(n) == key), None)
-        name = name or next((n for n in (tail, head) if _shortened(key, {normalize(n): 0}) is not None), None)
+        name = name or next((n for n in (tail, head) if _shortens(key, normalize(n))), None)
         if name is not None:
             spelled[answer] = name
     return spelled

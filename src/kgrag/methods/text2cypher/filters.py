@@ -101,22 +101,20 @@ def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) 
     for node in reversed([n for chain in patterns(tokens) for n in chain if isinstance(n, Node) and n.labels]):
         label = node.labels[0]
         entries = _map_entries(tokens, node.start, node.end)
-        made_up = [
-            (a, b)
+        unasked = [
+            (a, b, _stored_elsewhere(label, tokens[a].value, tokens[a + 2].value, values))
             for a, b in entries
-            if tokens[a + 2].kind == "str"
-            and not _says(tokens[a + 2], words, asked)
-            and (
-                _stored_elsewhere(label, tokens[a].value, tokens[a + 2].value, values) or _unsaid(tokens[a + 2], words)
-            )
+            if tokens[a + 2].kind == "str" and not _says(tokens[a + 2], words, asked)
         ]
+        made_up = [(a, b) for a, b, elsewhere in unasked if elsewhere or _unsaid(tokens[a + 2], words)]
         if not made_up:
             continue
         done += [
             f"{label}.{tokens[a].value} = {tokens[a + 2].value!r} is not asked for"
-            + (" and stored nowhere" if _stored_elsewhere(label, tokens[a].value, tokens[a + 2].value, values) else "")
+            + (" and stored nowhere" if elsewhere else "")
             + ": dropped"
-            for a, _ in made_up
+            for a, b, elsewhere in unasked
+            if (a, b) in made_up
         ]
         kept = [(a, b) for a, b in entries if (a, b) not in made_up]
         opening, closing = entries[0][0] - 1, entries[-1][1]

@@ -234,7 +234,7 @@ def name_ranked_nodes(
     if ranked is None or (len(ranked) == 3 and not ranks):
         return tokens, []
     items = split_at(tokens, start, order, ",")
-    if len(ranked) == 3 and _one_row(tokens, start, order):
+    if len(ranked) == 3 and _aggregates_only(tokens, items):
         # "the minimum reorder level": RETURN min(p.reorderLevel) ORDER BY p.reorderLevel is one row, and the
         # property returned beside it would group by itself (one row per level, each its own minimum)
         stop = len(tokens) if end is None else end + int(is_keyword(tokens, end, "ASC", "DESC"))
@@ -303,7 +303,10 @@ def _one_row(tokens: list[Token], start: int, end: int) -> bool:
     """Whether the RETURN items in ``tokens[start:end]`` (up to its ORDER BY, SKIP or LIMIT) are all aggregates:
     the query returns one row, which no ORDER BY ranks."""
     stop = next((k for k in range(start, end) if is_keyword(tokens, k, "ORDER", "SKIP", "LIMIT")), end)
-    items = split_at(tokens, start, stop, ",")
+    return _aggregates_only(tokens, split_at(tokens, start, stop, ","))
+
+
+def _aggregates_only(tokens: list[Token], items: list[tuple[int, int]]) -> bool:
     return bool(items) and all(has_aggregate(tokens[a:b], SCORES) for a, b in items)
 
 
