@@ -181,3 +181,15 @@ def test_an_intact_database_is_reused_silently(tmp_path, caplog):
     backend = LadybugBackend(kg)
     assert backend.build_seconds == 0 and backend.run(DIRECTOR).rows == [["Michael Mann"]]
     assert "rebuilding" not in caplog.text
+
+
+def test_a_kg_without_a_store_gets_a_temp_database_removed_on_close():
+    """An in-memory KG's database lives in a temp directory of its own, gone after close (not left in /tmp)."""
+    from kgrag.graph.backends.ladybug import LadybugBackend
+
+    backend = LadybugBackend(KnowledgeGraph.from_triples(MOVIES))
+    assert backend.run("MATCH (n) RETURN count(n)").ok
+    path = backend.path
+    assert (path / "db").exists()
+    backend.close()
+    assert not path.exists()

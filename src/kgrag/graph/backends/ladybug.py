@@ -20,6 +20,7 @@ import logging
 import shutil
 import tempfile
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -153,8 +154,14 @@ class LadybugBackend(CypherBackend):
             raise MissingExtraError(None, "the Ladybug backend", "ladybug") from exc
         self._lb = ladybug
         self.kg = kg
-        if path is None:
-            path = kg.store_path / "ladybug" if kg.store_path else Path(tempfile.mkdtemp(prefix="kgrag-ladybug-"))
+        # a KG with no store gets a database in a temp directory of its own, removed on close or when the
+        # backend is collected (a library user building backends in a loop would otherwise fill /tmp)
+        self._remove_temp = None
+        if path is None and kg.store_path:
+            path = kg.store_path / "ladybug"
+        elif path is None:
+            path = tempfile.mkdtemp(prefix="kgrag-ladybug-")
+            self._remove_temp = weakref.finalize(self, shutil.rmtree, path, True)
         self.path = Path(path)
         self.tables = table_names(self.kg.relations)
         self.mapping = stored_mapping(kg)  # a property graph keeps its labels and typed properties
@@ -291,3 +298,5 @@ class LadybugBackend(CypherBackend):
 
     def close(self) -> None:
         self._engine.close()
+        if self._remove_temp is not None:
+            self._remove_temp()
