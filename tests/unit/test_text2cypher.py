@@ -733,3 +733,56 @@ def test_a_type_that_joins_neither_way_is_replaced_by_the_one_that_does(schema):
     # no type joins a Customer and a Product: the problem stays for the repair call
     stuck = check_query("MATCH (c:Customer)-[:ORDERS]->(p:Product) RETURN p.productName", schema)
     assert "ORDERS does not join Customer and Product" in " ".join(stuck.problems)
+
+
+def test_a_value_or_number_the_question_states_and_the_query_leaves_out_is_a_problem(schema, index):
+    asked = "List the first 3 orders made by 'Alfreds Futterkiste' with a freight cost greater than 10."
+    forgot = "MATCH (o:Order) WHERE toFloat(o.freight) > 10 RETURN o ORDER BY o.orderDate LIMIT 3"
+    problems = check_query(forgot, schema, question=asked, values=index).problems
+    assert any(
+        p.startswith("the question names 'Alfreds Futterkiste' (stored as Customer.companyName") for p in problems
+    )
+    kept = (
+        "MATCH (c:Customer {companyName: 'Alfreds Futterkiste'})-[:PURCHASED]->(o:Order) "
+        "WHERE toFloat(o.freight) > 10 RETURN o ORDER BY o.orderDate LIMIT 3"
+    )
+    assert not [p for p in check_query(kept, schema, question=asked, values=index).problems if "question" in p]
+    stock = "Which products are discontinued and have less than 10 units in stock?"
+    dropped = check_query("MATCH (p:Product {discontinued: true}) RETURN p.productName", schema, stock, index)
+    assert "the question says 10 but the query does not use 10" in dropped.problems
+    # a year inside a date literal, a percentage as a fraction, a LIMIT: all used
+    for question, query in [
+        (
+            "Find the top 5 products ordered in July 1996.",
+            "MATCH (o:Order)-[:ORDERS]->(p:Product) WHERE "
+            "o.orderDate STARTS WITH '1996-07' RETURN p.productName, count(o) AS n ORDER BY n DESC LIMIT 5",
+        ),
+        (
+            "Which orders had a discount of 10%?",
+            "MATCH (o:Order)-[r:ORDERS]->(:Product) WHERE r.discount = 0.1 RETURN o.orderID",
+        ),
+    ]:
+        assert not [p for p in check_query(query, schema, question, index).problems if "question" in p], question
+    # "ID" is a word of the schema's names (and Idaho's region code): not a value the query must use
+    by_id = "MATCH (o:Order {orderID: '10248'})-[:ORDERS]->(p:Product) RETURN p.productName"
+    assert not check_query(by_id, schema, "What are the products in the order with ID '10248'?", index).problems
+
+
+def test_a_query_that_forgets_the_named_customer_is_sent_back(northwind):
+    forgot = "MATCH (o:Order) RETURN o.shipCountry, count(o) AS n ORDER BY n DESC LIMIT 3"
+    right = (
+        "MATCH (c:Customer {companyName: 'Alfreds Futterkiste'})-[:PURCHASED]->(o:Order) "
+        "RETURN o.shipCountry, count(o) AS n ORDER BY n DESC LIMIT 3"
+    )
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": "does not use it", "response": f"<cypher>{right}</cypher>"},
+                {"prompt": "text2cypher_write", "match": "Alfreds", "response": f"<cypher>{forgot}</cypher>"},
+            ]
+        }
+    )
+    answer = get_method("text2cypher")(northwind, llm=llm).answer(
+        "Identify the 3 most frequent ship countries for orders from 'Alfreds Futterkiste'."
+    )
+    assert answer.usage.llm_calls == 2 and answer.answers == ["Germany"]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
+from kgrag.methods.text2cypher.asked import unused_question_values
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import (
     distinct_entities,
@@ -32,7 +33,12 @@ from kgrag.methods.text2cypher.columns import (
 from kgrag.methods.text2cypher.counted import bind_counted, join_counted_label
 from kgrag.methods.text2cypher.dates import years_as_prefixes
 from kgrag.methods.text2cypher.filters import invented_map_values, unasked_filters
-from kgrag.methods.text2cypher.joins import bind_unbound_reads, drop_unused_ends, join_value_owners
+from kgrag.methods.text2cypher.joins import (
+    bind_unbound_reads,
+    drop_unused_ends,
+    identifier_words,
+    join_value_owners,
+)
 from kgrag.methods.text2cypher.patterns import Node, Rel, patterns, variables, word
 from kgrag.methods.text2cypher.ranking import (
     asked_ranking,
@@ -288,8 +294,18 @@ def _check_once(query: str, schema: GraphSchema, question: str, values: ValueInd
         out.query = serialise(tokens)
     if stored is not None:  # what no rewrite could place: a value compared with a property that does not store it
         out.problems += _misplaced(tokens, nodes, stored)
+    if question:  # what the question states and no literal of the query holds (:mod:`.asked`)
+        out.problems += unused_question_values(tokens, question, values, _schema_words(schema))
     out.problems = list(dict.fromkeys(out.problems))
     return out
+
+
+def _schema_words(schema: GraphSchema) -> set[str]:
+    """The lower-case words of the schema's labels, types and property names."""
+    names = [*schema.labels, *schema.types()]
+    names += [p for props in schema.labels.values() for p in props]
+    names += [p for r in schema.relationships for p in r.properties]
+    return {w for name in names for w in identifier_words(name)}
 
 
 def _mend_reads(

@@ -1,0 +1,69 @@
+"""What the question states that the query leaves out: a value it names, a number it says.
+
+The 1.5B model sometimes writes a plausible query that simply forgets part of the question: "the first 3 orders
+made by 'Alfreds Futterkiste' with a freight cost greater than 10" became the orders with freight above 10 of
+every customer, "products that are discontinued and have less than 10 units in stock" the discontinued products
+(Northwind dev). Such a query runs and returns rows, so nothing else sends it back. A value the question names
+and the database stores (:meth:`.values.ValueIndex.spans`), or a number it states, that appears nowhere among the
+query's literals is a problem the repair call is told about; the query is not changed here, as where the value
+belongs is the model's to write. Over the 299 clean Northwind dev pairs the gold queries use every such value and
+number of their questions but one (a category named by its description), so the check asks for what a right
+query has.
+
+Values written without quotes count only when the question capitalises them (a name, not a word such as
+"produce" that is also a category); numbers are digits outside quoted literals, found in the query as a number
+or inside a text literal ("1996" in ``'1996-07-01'``), a percentage also as a fraction ("10%" as ``0.1``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.values import ValueIndex
+
+_NUMBER = re.compile(r"(?<![\w.'-])\$?([0-9]+(?:\.[0-9]+)?)(%?)(?![\w-])")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def unused_question_values(
+    tokens: list[Token], question: str, values: ValueIndex | None, schema_words: set[str] = frozenset()
+) -> list[str]:
+    """Problems for the values and numbers ``question`` states that no literal of the query holds; an unquoted
+    span that is a word of the schema's names (``schema_words``: "ID" of ``productID``, stored as Idaho's
+    region) names the schema, not a value."""
+    texts = [t.value.strip().lower() for t in tokens if t.kind == "str"]
+    numbers = {_as_number(t.value) for t in tokens if t.kind == "num"}
+    problems = []
+    if values is not None:
+        for start, end, hints in values.spans(question):
+            quoted = question[start] in "'\""
+            named = quoted or (
+                question[start].isupper() and start > 0 and question[start:end].lower() not in schema_words
+            )
+            if not hints or not named:
+                continue
+            stored = {h.value.strip().lower() for h in hints}
+            if not any(v in text for v in stored for text in texts):
+                where = ", ".join(dict.fromkeys(f"{h.label}.{h.prop}" for h in hints))
+                problems.append(
+                    f"the question names '{hints[0].value}' (stored as {where}) but the query does not use it"
+                )
+    unquoted = _QUOTED.sub(" ", question)
+    for m in _NUMBER.finditer(unquoted):
+        said = _as_number(m.group(1))
+        allowed = {said, said / 100} if m.group(2) else {said}
+        if allowed & numbers or any(re.search(rf"(?<![0-9.]){re.escape(m.group(1))}(?![0-9])", t) for t in texts):
+            continue
+        problems.append(f"the question says {m.group(0).strip()} but the query does not use {m.group(1)}")
+    return problems
+
+
+def _as_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
+__all__ = ["unused_question_values"]
