@@ -7,8 +7,9 @@ their gold query returns rows here. Each question goes once through the public A
 the last Cypher query its trace shows as run is run again, guarded, on the benchmark's own backend with the
 same row cap and timeout as the gold query (trusted), and the rows are compared
 (:mod:`kgrag.eval.execution`): strict (same rows as multisets of value tuples, column names and order
-ignored) and relaxed (every gold value somewhere in the rows). Also: the share of generated queries that
-pass the guard and run, questions with no query at all, LLM calls and seconds per question.
+ignored) and relaxed (every gold value somewhere in the rows), and strict with ties either way (where the
+gold ranks and cuts through tied rows, any of them may be kept: :mod:`kgrag.eval.ties`). Also: the share of
+generated queries that pass the guard and run, questions with no query at all, LLM calls and seconds per question.
 
     python benchmarks/text2cypher_bench.py [--kg DIR] [--method cypher] [--llm SPEC] [--cache FILE]
         [--set KEY=VALUE ...] [--limit N | --sample N --seed S] [--types T1,T2] [--backend ladybug|bolt]
@@ -35,6 +36,7 @@ from typing import Any
 from bench_common import parse_value
 from kgrag.eval.datasets import load_dataset
 from kgrag.eval.execution import relaxed_match, strict_match
+from kgrag.eval.ties import Ties, gold_ties, match_with_ties, ranked_cut
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
 from kgrag.models.llm import DEFAULT_LLM
@@ -44,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT.parent / "shared" / "data" / "northwind" / "text2cypher_northwind.jsonl"
 MAPPING = ROOT / "src" / "kgrag" / "data" / "northwind" / "mapping.json"
 OUT = ROOT / "benchmarks" / "results" / "text2cypher.json"
+UNCUT_ROWS = 100_000  # a ranking gold query is run once more without its cut, to find the rows tied at it
 CLEAN = {"syntax_error": False, "timeout": False, "returns_results": True, "false_schema": ""}
 
 
@@ -138,10 +141,20 @@ def attach_gold(backend: Any, pairs: list[dict], row_cap: int, timeout: float) -
     for pair in pairs:
         result = backend.run(pair["cypher"], row_cap=row_cap, timeout=timeout, trusted=True)
         if result.ok and result.rows:
-            usable.append({**pair, "gold_rows": result.rows, "gold_truncated": result.truncated})
+            ties = _ties(backend, pair["cypher"], timeout)
+            usable.append({**pair, "gold_rows": result.rows, "gold_truncated": result.truncated, "gold_ties": ties})
         else:
             dropped.append({"id": pair["id"], "type": pair["type"], "error": result.error or "no rows"})
     return usable, dropped
+
+
+def _ties(backend: Any, gold: str, timeout: float) -> Ties | None:
+    """The rows tied at the gold query's ranking cut, when it ranks and cuts (:mod:`kgrag.eval.ties`)."""
+    cut = ranked_cut(gold)
+    if cut is None:
+        return None
+    uncut = backend.run(cut.uncut, row_cap=UNCUT_ROWS, timeout=timeout, trusted=True)
+    return gold_ties(cut, uncut.columns, uncut.rows) if uncut.ok and not uncut.truncated else None
 
 
 # ---------------------------------------------------------------------------------------------- KG, backend
@@ -228,13 +241,14 @@ def run_question(method: Any, backend: Any, pair: dict, row_cap: int, timeout: f
             error = f"{type(exc).__name__}: {exc}"
     seconds = time.perf_counter() - start
     predicted = executed_query(answer)
-    ok = strict = relaxed = False
+    ok = strict = ties = relaxed = False
     n_rows = None
     if predicted:
         result = backend.run(predicted, row_cap=row_cap, timeout=timeout)
         ok, n_rows = result.ok, len(result.rows)
         if ok:
             strict = strict_match(result.rows, pair["gold_rows"])
+            ties = match_with_ties(result.rows, pair["gold_rows"], pair.get("gold_ties"))
             relaxed = relaxed_match(result.rows, pair["gold_rows"])
         else:
             error = f"rejected: {result.error}" if result.rejected else result.error
@@ -247,6 +261,7 @@ def run_question(method: Any, backend: Any, pair: dict, row_cap: int, timeout: f
         "gold": pair["cypher"],
         "predicted": predicted,
         "strict": strict,
+        "strict_ties": ties,
         "relaxed": relaxed,
         "ok": ok,
         "error": error,
@@ -267,6 +282,7 @@ def _numbers(rows: list[dict]) -> dict[str, Any]:
     return {
         "n": n,
         "strict": sum(r["strict"] for r in rows) / n,
+        "strict_ties": sum(r.get("strict_ties", r["strict"]) for r in rows) / n,
         "relaxed": sum(r["relaxed"] for r in rows) / n,
         "parses_and_runs": sum(r["ok"] for r in written) / len(written) if written else None,
         "no_query": n - len(written),
@@ -287,7 +303,8 @@ def summarise(rows: list[dict]) -> dict[str, Any]:
 
 
 def print_table(summary: dict[str, Any]) -> None:
-    head = f"{'type':<28} {'n':>4} {'strict':>7} {'relaxed':>8} {'runs':>6} {'no q':>5} {'calls':>6} {'med s':>7}"
+    head = f"{'type':<28} {'n':>4} {'strict':>7} {'ties':>6} {'relaxed':>8} {'runs':>6} {'no q':>5} {'calls':>6}"
+    head += f" {'med s':>7}"
     print(head)
     print("-" * len(head))
     lines = [*summary["by_type"].items(), ("overall", summary["overall"])]
@@ -296,7 +313,8 @@ def print_table(summary: dict[str, Any]) -> None:
             continue
         runs = "-" if s["parses_and_runs"] is None else f"{s['parses_and_runs']:.3f}"
         print(
-            f"{name[:28]:<28} {s['n']:>4} {s['strict']:>7.3f} {s['relaxed']:>8.3f} {runs:>6} {s['no_query']:>5} "
+            f"{name[:28]:<28} {s['n']:>4} {s['strict']:>7.3f} {s['strict_ties']:>6.3f} {s['relaxed']:>8.3f} "
+            f"{runs:>6} {s['no_query']:>5} "
             f"{s['calls_mean']:>6.2f} {s['seconds_median']:>7.2f}"
         )
 

@@ -7,6 +7,8 @@ executed query of every strict miss of a ``text2cypher_bench.py`` run and sorts 
 
 - ``error``: the executed query does not run;
 - ``repeats``: the same rows, listed a different number of times (DISTINCT or not);
+- ``ties``: the gold ranks and cuts through tied rows and the query kept others of them (:mod:`kgrag.eval.ties`;
+  ``text2cypher_bench.py`` reports strict with ties either way beside strict);
 - ``columns``: as many rows, with other columns, every gold value among them (a node for its properties, one
   column more or less);
 - ``limit``: with the final LIMIT removed from both queries, the rows are equal: another choice among rows;
@@ -31,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.eval.execution import cell_key, relaxed_match, strict_match
+from kgrag.eval.ties import Ties, gold_ties, match_with_ties, ranked_cut
 from kgrag.graph.backends.ladybug import LadybugBackend
 from kgrag.graph.kg import KnowledgeGraph
 
-PRESENTATION = ("repeats", "columns", "limit")
+PRESENTATION = ("repeats", "ties", "columns", "limit")
 _FINAL_LIMIT = re.compile(r"\s+LIMIT\s+\d+\s*;?\s*$", re.IGNORECASE)
 
 
@@ -50,6 +53,8 @@ def classify(backend: Any, question: dict[str, Any], row_cap: int, timeout: floa
     p = [tuple(cell_key(v) for v in row) for row in pred.rows]
     if set(g) == set(p):
         return "repeats"
+    if match_with_ties(pred.rows, gold.rows, _ties(backend, question["gold"], timeout)):
+        return "ties"
     if len(g) == len(p) and g and p and len(g[0]) != len(p[0]) and relaxed_match(pred.rows, gold.rows):
         return "columns"
     if _same_without_limit(backend, question, row_cap, timeout):
@@ -57,6 +62,14 @@ def classify(backend: Any, question: dict[str, Any], row_cap: int, timeout: floa
     if not p:
         return "no rows"
     return "other shape" if relaxed_match(pred.rows, gold.rows) else "other rows"
+
+
+def _ties(backend: Any, gold: str, timeout: float) -> Ties | None:
+    cut = ranked_cut(gold)
+    if cut is None:
+        return None
+    uncut = backend.run(cut.uncut, row_cap=100_000, timeout=timeout, trusted=True)
+    return gold_ties(cut, uncut.columns, uncut.rows) if uncut.ok and not uncut.truncated else None
 
 
 def _same_without_limit(backend: Any, question: dict[str, Any], row_cap: int, timeout: float) -> bool:

@@ -29,6 +29,8 @@ SUPPLIED = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) "
     [
         (SUPPLIED + "RETURN s.companyName", SUPPLIED + "RETURN DISTINCT s.companyName", "repeats"),
         ("MATCH (p:Product) RETURN p", "MATCH (p:Product) RETURN p.productName, p.unitPrice", "columns"),
+        (SUPPLIED + "WITH s, count(p) AS n ORDER BY n DESC LIMIT 3 RETURN s.companyName, n",
+         SUPPLIED + "RETURN s.companyName, count(p) AS n ORDER BY n DESC LIMIT 3", "ties"),
         ("MATCH (p:Product) RETURN p.productName LIMIT 2", "MATCH (p:Product) RETURN p.productName ORDER BY "
          "p.productName DESC LIMIT 2", "limit"),
         ("MATCH (p:Product) RETURN p.productName", "MATCH (p:Product) WHERE p.unitPrice < 0 RETURN p.productName",
