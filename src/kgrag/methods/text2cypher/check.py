@@ -46,6 +46,7 @@ from kgrag.methods.text2cypher.ranking import (
     name_ranked_nodes,
     rank_rows,
     unasked_limit,
+    unasked_order,
 )
 from kgrag.methods.text2cypher.reads import (
     join_read_owner,
@@ -378,6 +379,7 @@ def _reshape(
         lambda t: numbers_against_strings(t, typed),
         lambda t: rank_rows(t, ranking, question, typed),
         lambda t: unasked_limit(t, ranking, question),
+        lambda t: unasked_order(t, ranking, question),
         lambda t: first_by_date(t, question, nodes, schema.labels),
         lambda t: name_ranked_nodes(t, nodes, schema.name_property, ranking.order is not None, question),
         lambda t: show_choosing_aggregates(t, nodes, schema.name_property),

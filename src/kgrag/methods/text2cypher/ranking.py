@@ -164,6 +164,78 @@ def unasked_limit(tokens: list[Token], ranking: Ranking, question: str) -> tuple
     return tokens[:at], [f"the question asks for no number of rows: LIMIT {tokens[at + 1].value} dropped"]
 
 
+# words by which a question asks for an order without ranking by a superlative
+_ORDER_WORDS = re.compile(
+    r"\b(?:sort(?:ed)?|order(?:ed)?\s+by|rank(?:ed|ing)?|alphabetical(?:ly)?|chronological(?:ly)?|ascending|"
+    r"descending|in\s+order)\b",
+    re.I,
+)
+_AMOUNT_WORDS = re.compile(r"\b(?:how\s+many|number|count|total|sum|average|mean)\b", re.I)
+_DIRECTION = ("ASC", "DESC", "ASCENDING", "DESCENDING")
+
+
+def unasked_order(tokens: list[Token], ranking: Ranking, question: str) -> tuple[list[Token], list[str]]:
+    """An ORDER BY the ``question`` does not ask for, dropped, with the column that only showed its key.
+
+    With examples in the prompt the 1.5B model ranks where nothing is ranked: "Which 3 categories contain
+    products with no units on order?" came out as ``RETURN c.categoryName, count(p) AS n ORDER BY n DESC LIMIT
+    3`` and "List three products in the 'Dairy Products' category" as ``RETURN p.productName, p.unitsOnOrder
+    ORDER BY p.unitsOnOrder DESC LIMIT 3``: the rows are then the categories with the most such products, or
+    the products with the most units on order, which no one asked for. Of the 299 clean Northwind dev pairs'
+    gold queries, two order by something their question does not rank by. Only an order by an aggregate, or by
+    a property the question says no word of, goes; a question with a superlative, an order in words ("sorted",
+    "alphabetically"), or a bound such as "the first 3" or "the latest" keeps it. The key's column goes from the
+    RETURN unless the question asks for an amount ("how many", "number", "total") or it is the only column;
+    an aggregate gone from a RETURN that has no other one lists its rows once (DISTINCT), as its grouping did."""
+    if not question.strip() or ranking.order is not None or _BOUNDED.search(question) or _ORDER_WORDS.search(question):
+        return tokens, []
+    orders = [c for c in clauses(tokens) if c.keyword == "ORDER"]
+    if len(orders) != 1:
+        return tokens, []
+    order = orders[0]
+    key = tokens[order.start + 2 : order.end]
+    if key and is_word(key[-1], *_DIRECTION):
+        key = key[:-1]
+    words = question_words(question)
+    if len(key) == 1 and key[0].kind == "word" and key[0].value in aggregate_aliases(tokens):
+        shown_only = not _AMOUNT_WORDS.search(question)
+    elif len(key) == 3 and key[0].kind == "word" and key[1].value == "." and key[2].kind == "word":
+        if any(said(w, words) for w in identifier_words(key[2].value) if len(w) >= 3):
+            return tokens, []
+        shown_only = True
+    else:
+        return tokens, []
+    out = tokens[: order.start] + tokens[order.end :]
+    done = [f"the question ranks nothing: ORDER BY {serialise(key)} dropped"]
+    return (_drop_key_column(out, key) if shown_only else out), done
+
+
+def _drop_key_column(tokens: list[Token], key: list[Token]) -> list[Token]:
+    """``tokens`` without the final RETURN's item that is ``key`` (itself, or an expression named ``key``), unless
+    it is the only item; DISTINCT added when the item was the RETURN's last aggregate."""
+    found = final_return(tokens)
+    if found is None:
+        return tokens
+    ret, first = found
+    end = next((c.start for c in clauses(tokens) if c.start > ret), len(tokens))
+    items = split_at(tokens, first, end, ",")
+    target = _key(key)
+    hits = [
+        (a, b)
+        for a, b in items
+        if _key(tokens[a:b]) == target
+        or (b - a >= 3 and is_word(tokens[b - 2], "AS") and _key(tokens[b - 1 : b]) == target)
+    ]
+    if len(items) < 2 or len(hits) != 1:
+        return tokens
+    a, b = hits[0]
+    cut = (items[items.index(hits[0]) - 1][1], b) if hits[0] != items[0] else (a, items[1][0])
+    out = tokens[: cut[0]] + tokens[cut[1] :]
+    if has_aggregate(tokens[a:b]) and not has_aggregate(out[first : end - (cut[1] - cut[0])]) and first == ret + 1:
+        out.insert(first, Token("word", "DISTINCT", True))
+    return out
+
+
 def _counts(question: str, number: str) -> bool:
     """Whether the question counts things by ``number`` ("the names of three customers"), not compares by it
     ("more than three times")."""
