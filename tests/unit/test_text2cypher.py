@@ -400,6 +400,13 @@ def test_a_pattern_end_nothing_uses_and_the_question_does_not_name_is_dropped(sc
         ("MATCH (o:Order)-[r:ORDERS]->(p:Product) RETURN o.shipCity, r.quantity", "ship cities"),
     ):
         assert check_query(query, schema, question).query.startswith(query.split(" RETURN")[0]), question
+    # "order" said only as the words of a property the query reads (unitsOnOrder) names no Order node
+    summed = (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product)<-[:ORDERS]-(o:Order) "
+        "RETURN s.companyName, sum(p.unitsOnOrder) AS n ORDER BY n DESC LIMIT 3"
+    )
+    fixed = check_query(summed, schema, "Which 3 suppliers have supplied products with the most units on order?")
+    assert fixed.query.startswith("MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.companyName, sum(")
 
 
 def test_entities_listed_through_a_join_are_listed_once(schema):

@@ -335,7 +335,7 @@ def _mend_reads(
         lambda t: bind_unbound_reads(t, schema, *nodes_of(t)),
         lambda t: bind_counted(t, schema, *nodes_of(t), question),
         lambda t: join_counted_label(t, schema, *nodes_of(t), question),
-        lambda t: drop_unused_ends(t, question),
+        lambda t: drop_unused_ends(t, question, schema),
         lambda t: separate_shared_names(t, schema),
         lambda t: name_relationship_read(t, schema),
         lambda t: join_read_owner(t, schema),

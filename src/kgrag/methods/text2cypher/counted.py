@@ -29,11 +29,13 @@ from kgrag.methods.text2cypher.joins import (
     binding_match,
     identifier_words,
     question_words,
+    read_property_words,
     route_clause,
     said,
+    told_by_reads,
     ways,
 )
-from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns, word
+from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import is_word
 
@@ -77,8 +79,8 @@ def join_counted_label(
     question names and no pattern binds, joined by its one shortest route (module docstring)."""
     words = question_words(question)
     present = {label for chain in patterns(tokens) for part in chain if isinstance(part, Node) for label in part.labels}
-    told = _read_property_words(tokens, schema)
-    missing = [x for x in schema.labels if x not in present and _names(x, words) and not _told(x, told)]
+    told = read_property_words(tokens, schema)
+    missing = [x for x in schema.labels if x not in present and _names(x, words) and not told_by_reads(x, told)]
     counts = [(k, arg) for k, arg in _counted(tokens, star=True) if arg == "*" or arg in nodes]
     if len(missing) != 1 or not counts or rels.keys() & {arg for _, arg in counts}:
         return tokens, []
@@ -105,20 +107,6 @@ def join_counted_label(
 
 def _names(label: str, words: set[str]) -> bool:
     return any(said(w, words) for w in identifier_words(label))
-
-
-def _read_property_words(tokens: list[Token], schema: GraphSchema) -> set[str]:
-    """The words of every property the query reads (``p.unitsOnOrder`` or ``{unitsOnOrder: 0}``): "on order" in
-    "products on order" is the property's, not a request to count the Order nodes."""
-    props = {prop for props in schema.labels.values() for prop in props}
-    props |= {prop for r in schema.relationships for prop in r.properties}
-    read = {str(word(t)) for t in tokens if word(t) in props}
-    return {w for prop in read for w in identifier_words(prop)}
-
-
-def _told(label: str, told: set[str]) -> bool:
-    """Whether every word of ``label`` is among the words of a property the query already reads."""
-    return all(w in told for w in identifier_words(label))
 
 
 def _counted(tokens: list[Token], star: bool = False) -> list[tuple[int, str]]:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns
+from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, word
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import Clause, clauses, is_word
 
@@ -142,7 +142,21 @@ def bind_unbound_reads(
     return tokens, []
 
 
-def drop_unused_ends(tokens: list[Token], question: str) -> tuple[list[Token], list[str]]:
+def read_property_words(tokens: list[Token], schema: GraphSchema) -> set[str]:
+    """The words of every property the query reads (``p.unitsOnOrder`` or ``{unitsOnOrder: 0}``): "on order" in
+    "products on order" is the property's, not a request for the Order nodes."""
+    props = {prop for props in schema.labels.values() for prop in props}
+    props |= {prop for r in schema.relationships for prop in r.properties}
+    read = {str(word(t)) for t in tokens if word(t) in props}
+    return {w for prop in read for w in identifier_words(prop)}
+
+
+def told_by_reads(label: str, told: set[str]) -> bool:
+    """Whether every word of ``label`` is among ``told``, the words of the properties the query already reads."""
+    return all(w in told for w in identifier_words(label))
+
+
+def drop_unused_ends(tokens: list[Token], question: str, schema: GraphSchema) -> tuple[list[Token], list[str]]:
     """Pattern ends nothing else in the query uses and the question does not name, dropped.
 
     The 1.5B model copies the schema's shape: "the top 5 most frequently shipped cities for orders" becomes
@@ -151,10 +165,12 @@ def drop_unused_ends(tokens: list[Token], question: str) -> tuple[list[Token], l
     pattern), with no property map, reached by a relationship likewise unused, and whose label the question does
     not name in any form ("products", "ordered"), can only be that copy, so it goes with its relationship.
     Where the question names the label ("customers who have placed orders") the join is the question's and
-    stays."""
+    stays, unless its words are those of a property the query reads: "the suppliers of the products with the most
+    units on order" reading ``p.unitsOnOrder`` asks for no Order node, and one joined unused multiplies a sum."""
     words = question_words(question)
     if not words:
         return tokens, []
+    told = read_property_words(tokens, schema)
     for clause in clauses(tokens):
         if clause.keyword != "MATCH":
             continue
@@ -163,27 +179,29 @@ def drop_unused_ends(tokens: list[Token], question: str) -> tuple[list[Token], l
                 continue
             for node, rel in ((chain[-1], chain[-2]), (chain[0], chain[1])):
                 assert isinstance(node, Node) and isinstance(rel, Rel)
-                if not _unused(tokens, node, rel, words):
+                if not _unused(tokens, node, rel, words, told):
                     continue
                 left = node is chain[0]
                 a, b = (node.start, rel.end) if left else (rel.start, node.end)
                 out = [*tokens[:a], *tokens[b + 1 :]]
                 if left:  # the next node now opens the pattern: it takes the removed one's spacing
                     out[a] = out[a]._replace(gap=tokens[a].gap)
-                rest, done = drop_unused_ends(out, question)
+                rest, done = drop_unused_ends(out, question, schema)
                 return rest, [f"a {node.labels[0]} the query never uses and the question does not name: dropped", *done]
     return tokens, []
 
 
-def _unused(tokens: list[Token], node: Node, rel: Rel, words: set[str]) -> bool:
+def _unused(tokens: list[Token], node: Node, rel: Rel, words: set[str], told: set[str]) -> bool:
     """Whether ``node`` (at a pattern's end) and ``rel`` (beside it) are used nowhere else and the node's label
-    is not named by the question's ``words``."""
+    is not named by the question's ``words`` (or only as the words ``told`` of a property the query reads)."""
     inside = set(range(node.start, node.end + 1)) | set(range(rel.start, rel.end + 1))
     if any(tokens[k].value == "{" for k in inside) or not node.labels:
         return False
     for var in (node.var, rel.var):
         if var and any(t.value == var and k not in inside for k, t in enumerate(tokens) if t.kind == "word"):
             return False
+    if told_by_reads(node.labels[0], told):
+        return True
     return not any(same_stem(w, x) for w in identifier_words(node.labels[0]) for x in words)
 
 
