@@ -140,29 +140,18 @@ def _hub_walk(kg: KnowledgeGraph, topics: Sequence[int], hops: int) -> tuple[np.
     return walked, stopped
 
 
-def reached_past_hubs(kg: KnowledgeGraph, tids: np.ndarray, topics: Sequence[int], hops: int = 2) -> np.ndarray:
-    """Per triple of ``tids``, whether it lies past a hub that is not a topic (:mod:`kgrag.graph.hubs`): neither
-    end is an entity a walk from the topics reaches in fewer than ``hops`` steps without going on through such
-    a hub, and may go on from.
-
-    A hub is reached, not walked through. Past "1995", the release year of the topic film, lie the facts of
-    every film of that year, and twenty of them ("A Walk in the Clouds release year 1995") were a third of the
-    facts kaping read for "who was the director of Beyond the Clouds". The hub's own fact with the topic stays; a
-    topic is always walked through, however many edges it has."""
-    tids = np.asarray(tids, dtype=np.int64)
-    if not len(topics) or not len(tids):
-        return np.zeros(len(tids), dtype=bool)
-    walked, _ = _hub_walk(kg, topics, hops)
-    return ~(walked[kg.heads[tids]] | walked[kg.tails[tids]])
-
-
 def within_hubs(
     kg: KnowledgeGraph, ranked: np.ndarray, topics: Sequence[int], hops: int = 2, per_hub: int = 1
 ) -> np.ndarray:
     """Positions in ``ranked`` (triple ids, best first) of the facts a walk from the topics reaches without going
-    on through a hub that is not a topic (:func:`reached_past_hubs`), and of the ``per_hub`` best-ranked facts
-    at each hub the walk stopped at (its head when both ends are such hubs), in rank order. Facts further past
-    a hub are left out.
+    on through a hub that is not a topic (:mod:`kgrag.graph.hubs`; one end an entity the walk reaches in fewer
+    than ``hops`` steps and may go on from), and of the ``per_hub`` best-ranked facts at each hub the walk stopped
+    at (its head when both ends are such hubs), in rank order. Facts further past a hub are left out.
+
+    A hub is reached, not walked through. Past "1995", the release year of the topic film, lie the facts of
+    every film of that year, and twenty of them ("A Walk in the Clouds release year 1995") were a third of the
+    facts kaping read for "who was the director of Beyond the Clouds". The hub's own fact with the topic stays; a
+    topic is always walked through, however many edges it has.
 
     One fact past each hub is what a question that asks through a hub needs when its relation ranks well ("the
     genre of film associated with the place where Wynton Marsalis was born" goes on past New Orleans, a hub of
@@ -400,7 +389,6 @@ __all__ = [
     "candidate_triples",
     "facts_text",
     "rank_triples",
-    "reached_past_hubs",
     "triples_as_evidence",
     "whole_facts",
     "within_hubs",
