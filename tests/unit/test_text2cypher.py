@@ -660,6 +660,11 @@ def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(
     assert check(named, "What is product 'P001' called?") == named
     german = "MATCH (c:Customer {country: 'Germany'}) RETURN c.companyName"
     assert check(german, "Which customers are German?") == german
+    for short, question in (("UK", "in the United Kingdom"), ("USA", "in the United States of America")):
+        spelled = f"MATCH (s:Supplier {{country: '{short}'}}) RETURN s.companyName"  # as its initials
+        assert check(spelled, f"Which suppliers are based {question}?") == spelled, short
+    unsaid = "MATCH (s:Supplier {country: 'UK'}) RETURN s.companyName"
+    assert check(unsaid, "Which suppliers are based in Japan?") != unsaid
     # stored, but the question says no word of it (an example's value, copied): dropped, and the join with it
     copied = (
         "MATCH (p:Product)-[:PART_OF]->(c:Category {categoryName: 'Beverages'}) WHERE p.unitsOnOrder IS NOT NULL "

@@ -106,7 +106,7 @@ def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) 
             for a, b in entries
             if tokens[a + 2].kind == "str" and not _says(tokens[a + 2], words, asked)
         ]
-        made_up = [(a, b) for a, b, elsewhere in unasked if elsewhere or _unsaid(tokens[a + 2], words)]
+        made_up = [(a, b) for a, b, elsewhere in unasked if elsewhere or _unsaid(tokens[a + 2], words, asked)]
         if not made_up:
             continue
         done += [
@@ -131,11 +131,26 @@ def _stored_elsewhere(label: str, prop: str, text: str, values: ValueIndex) -> b
     return (label, prop) in values.indexed and (label, prop) not in values.places(text)
 
 
-def _unsaid(literal: Token, words: set[str]) -> bool:
+def _unsaid(literal: Token, words: set[str], asked: str) -> bool:
     """Whether the question says no word of the text ``literal``, inflected or not ('Germany' is said by
-    "German customers", 'Beverages' by nothing in "the 3 cheapest products in stock")."""
+    "German customers", 'Beverages' by nothing in "the 3 cheapest products in stock"), nor spells it out as
+    the initials of its words ('UK' by "the United Kingdom", 'USA' by "the United States of America")."""
+    if _spelled_out(literal.value, asked):
+        return False
     said_words = [w for w in re.findall(r"[a-z0-9]+", literal.value.lower()) if len(w) >= _MEANINGFUL]
     return not any(said(w, words) for w in said_words)
+
+
+_LINKING = {"of", "the", "and", "for"}  # words an acronym's letters skip ("United States of America")
+
+
+def _spelled_out(text: str, asked: str) -> bool:
+    """Whether ``text`` is an acronym (2-6 capitals) whose letters are the initials of consecutive words of the
+    lower-case question ``asked``, linking words skipped."""
+    if not (2 <= len(text) <= 6 and text.isalpha() and text.isupper()):
+        return False
+    heads = [w[0] for w in re.findall(r"[a-z0-9]+", asked) if w not in _LINKING]
+    return any("".join(heads[i : i + len(text)]) == text.lower() for i in range(len(heads)))
 
 
 def _map_entries(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:
