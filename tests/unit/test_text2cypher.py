@@ -833,3 +833,19 @@ def test_an_order_the_question_does_not_ask_for_is_dropped_with_the_column_that_
     assert amounts.endswith("RETURN c.categoryName, count(p) AS n")
     by_date = "MATCH (o:Order) WHERE o.orderDate STARTS WITH '1996' RETURN o.orderID ORDER BY o.orderDate"
     assert check(by_date, "Which orders were placed in 1996?") == by_date
+
+
+def test_a_query_whose_first_column_is_not_the_asked_nodes_is_a_problem(schema):
+    from kgrag.methods.text2cypher.asked import asked_label
+
+    assert asked_label("Which 3 suppliers supply the most products?", schema.labels) == "Supplier"
+    assert asked_label("What are the names of the first 5 customers?", schema.labels) == "Customer"
+    assert asked_label("How many products are there?", schema.labels) is None  # not an opening that names them
+    question = "Find all products that have never been reordered (reorder level 0)."
+    categories = "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.reorderLevel = 0 RETURN c.categoryName"
+    problems = check_query(categories, schema, question).problems
+    assert "the question asks for Product nodes, but the query's first column is a Category" in problems
+    products = "MATCH (p:Product) WHERE p.reorderLevel = 0 RETURN p.productName"
+    assert not check_query(products, schema, question).problems
+    counted = "MATCH (p:Product) WHERE p.reorderLevel = 0 RETURN count(p)"  # not a node column: not judged
+    assert not check_query(counted, schema, question).problems

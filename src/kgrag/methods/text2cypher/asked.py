@@ -1,4 +1,4 @@
-"""What the question states that the query leaves out: a value it names, a number it says.
+"""What the question states that the query leaves out: a value it names, a number it says, the nodes it asks for.
 
 The 1.5B model sometimes writes a plausible query that simply forgets part of the question: "the first 3 orders
 made by 'Alfreds Futterkiste' with a freight cost greater than 10" became the orders with freight above 10 of
@@ -10,6 +10,10 @@ belongs is the model's to write. Over the 299 clean Northwind dev pairs the gold
 number of their questions but one (a category named by its description), so the check asks for what a right
 query has.
 
+The same holds for the nodes it asks for: "Find all products that have never been reordered" came out as the
+categories of such products, and "the top 5 customers by the total freight of their orders" as orders
+(:func:`other_rows_returned`).
+
 Values written without quotes count only when the question capitalises them (a name, not a word such as
 "produce" that is also a category); numbers are digits outside quoted literals, found in the query as a number
 or inside a text literal ("1996" in ``'1996-07-01'``), a percentage also as a fraction ("10%" as ``0.1``).
@@ -18,8 +22,11 @@ or inside a text literal ("1996" in ``'1996-07-01'``), a percentage also as a fr
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from kgrag.graph.backends.guard import Token
+from kgrag.methods.text2cypher.joins import identifier_words, same_stem
+from kgrag.methods.text2cypher.scope import clauses, final_return, split_at
 from kgrag.methods.text2cypher.values import ValueIndex
 
 _NUMBER = re.compile(r"(?<![\w.'-])\$?([0-9]+(?:\.[0-9]+)?)(%?)(?![\w-])")
@@ -59,6 +66,44 @@ def unused_question_values(
     return problems
 
 
+# the words a question opens with before the thing it asks for: "Which 3 suppliers", "List the first 5 orders",
+# "What are the names of products", "Find all customers"
+_OPENING = re.compile(
+    r"^\s*(?:which|what|who|list|find|show|identify|display|get|give|return|name)\b"
+    r"(?:\s+(?:are|is|were|was|me|all|the|of|first|top|last|\d+|two|three|four|five|ten|names?|details))*"
+    r"\s+([a-z]+)",
+    re.I,
+)
+
+
+def asked_label(question: str, labels: Iterable[str]) -> str | None:
+    """The one label whose name the question's opening asks for ("Which 3 suppliers ..." → Supplier), or None."""
+    m = _OPENING.match(question)
+    if m is None:
+        return None
+    asked = m.group(1).lower()
+    hits = [label for label in labels if any(w == asked or same_stem(w, asked) for w in identifier_words(label))]
+    return hits[0] if len(hits) == 1 else None
+
+
+def other_rows_returned(tokens: list[Token], question: str, labels: Iterable[str], nodes: dict[str, str]) -> list[str]:
+    """A problem when the question's opening asks for one label's nodes and the query's first column is a node of
+    another label, or its property ("Find all products never reordered" answered with categories). The gold
+    queries of the 299 clean Northwind dev pairs whose question opens this way return the asked label first, all
+    265 of them."""
+    asked = asked_label(question, labels)
+    found = final_return(tokens)
+    if asked is None or found is None:
+        return []
+    end = next((c.start for c in clauses(tokens) if c.start > found[0]), len(tokens))
+    items = split_at(tokens, found[1], end, ",")
+    first = tokens[items[0][0]] if items else None
+    label = nodes.get(first.value) if first is not None and first.kind == "word" else None
+    if label is None or label == asked:
+        return []
+    return [f"the question asks for {asked} nodes, but the query's first column is a {label}"]
+
+
 def _as_number(text: str) -> float:
     try:
         return float(text)
@@ -66,4 +111,4 @@ def _as_number(text: str) -> float:
         return float("nan")
 
 
-__all__ = ["unused_question_values"]
+__all__ = ["asked_label", "other_rows_returned", "unused_question_values"]

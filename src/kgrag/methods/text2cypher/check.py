@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kgrag.graph.backends.guard import CypherSyntaxError, Token, serialise, tokenise_cypher
-from kgrag.methods.text2cypher.asked import unused_question_values
+from kgrag.methods.text2cypher.asked import other_rows_returned, unused_question_values
 from kgrag.methods.text2cypher.coercion import numbers_against_strings
 from kgrag.methods.text2cypher.columns import (
     distinct_entities,
@@ -297,6 +297,7 @@ def _check_once(query: str, schema: GraphSchema, question: str, values: ValueInd
         out.problems += _misplaced(tokens, nodes, stored)
     if question:  # what the question states and no literal of the query holds (:mod:`.asked`)
         out.problems += unused_question_values(tokens, question, values, _schema_words(schema))
+        out.problems += other_rows_returned(tokens, question, schema.labels, variables(patterns(tokens))[0])
     out.problems = list(dict.fromkeys(out.problems))
     return out
 
