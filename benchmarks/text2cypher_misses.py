@@ -98,6 +98,7 @@ def breakdown(run: dict[str, Any], backend: Any) -> dict[str, Any]:
         "n": n,
         "strict": strict / n,
         "misses": dict(kinds.most_common()),
+        "strict_ties": (strict + kinds["ties"]) / n,
         "strict_if_presentation_were_free": (strict + sum(kinds[k] for k in PRESENTATION)) / n,
         "by_question": by_question,
     }
@@ -120,7 +121,10 @@ def main(argv: list[str] | None = None) -> None:
         backend.close()
     for kind, count in result["misses"].items():
         print(f"{count:5d}  {kind}{'  (presentation)' if kind in PRESENTATION else ''}")
-    print(f"strict {result['strict']:.3f}; with presentation free {result['strict_if_presentation_were_free']:.3f}")
+    print(
+        f"strict {result['strict']:.3f}; with ties either way {result['strict_ties']:.3f}; "
+        f"with presentation free {result['strict_if_presentation_were_free']:.3f}"
+    )
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n", "utf-8")
 
