@@ -660,6 +660,16 @@ def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(
     assert check(named, "What is product 'P001' called?") == named
     german = "MATCH (c:Customer {country: 'Germany'}) RETURN c.companyName"
     assert check(german, "Which customers are German?") == german
+    # said by the question, but no value of the property could be it: another property's name, a compared number
+    named_property = "MATCH (p:Product {quantityPerUnit: 'unitsInStock'}) WHERE p.unitsInStock < 5 RETURN p"
+    assert check(named_property, "What are the products with 'unitsInStock' less than 5?") == (
+        "MATCH (p:Product) WHERE p.unitsInStock < 5 RETURN p"
+    )
+    compared = "MATCH (p:Product {discontinued: true, quantityPerUnit: '10'}) RETURN p"
+    fixed = check_query(compared, schema, "Which products cost less than 10 and are discontinued?", index)
+    assert fixed.query == "MATCH (p:Product {discontinued: true}) RETURN p"
+    assert "the question says 10 but the query does not use 10" in fixed.problems  # for the repair call
+    assert check(named, "What is product 'P001' called?") == named  # a value the question quotes stays
     for short, question in (("UK", "in the United Kingdom"), ("USA", "in the United States of America")):
         spelled = f"MATCH (s:Supplier {{country: '{short}'}}) RETURN s.companyName"  # as its initials
         assert check(spelled, f"Which suppliers are based {question}?") == spelled, short

@@ -310,6 +310,10 @@ def _schema_words(schema: GraphSchema) -> set[str]:
     return {w for name in names for w in identifier_words(name)}
 
 
+def _property_names(schema: GraphSchema) -> frozenset[str]:
+    return frozenset(p for props in schema.labels.values() for p in props)
+
+
 def _mend_reads(
     tokens: list[Token],
     schema: GraphSchema,
@@ -330,7 +334,7 @@ def _mend_reads(
         steps += [
             lambda t: join_value_owners(t, schema, nodes_of(t)[0], stored),
             lambda t: partial_matches(t, question, stored),
-            lambda t: invented_map_values(t, question, values),
+            lambda t: invented_map_values(t, question, values, _property_names(schema)),
         ]
     steps += [
         lambda t: bind_unbound_reads(t, schema, *nodes_of(t)),

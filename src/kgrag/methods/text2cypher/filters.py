@@ -19,7 +19,9 @@ text value the question does not contain and the database does not store under t
 the result, so the entry goes. So does a text the database stores that the question says no word of: with
 examples in the prompt the model copies an example's value into a question that has none ("Which 3 products
 have the highest units on order?" → ``(c:Category {categoryName: 'Beverages'})``, "the product names of the
-top 5 most expensive products" → ``(s:Supplier {companyName: 'Exotic Liquids'})``).
+top 5 most expensive products" → ``(s:Supplier {companyName: 'Exotic Liquids'})``). And so does a text the
+question does say that the database does not store there and that no value of the property could be: another
+property's name (``{quantityPerUnit: 'unitsInStock'}``) or a bare number the question compares with.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kgrag.methods.text2cypher.values import ValueIndex
 
 _COMPARISONS = {"=", "<>", "<", ">", "<=", ">="}
 _LITERALS = {"str", "num"}
+_NUMERIC = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 _MEANINGFUL = 3  # property words shorter than this ("on" of unitsOnOrder, "id") name nothing
 
 
@@ -93,30 +96,27 @@ def _invented_list(rest: list[Token], words: set[str]) -> bool:
     return any(t.kind != "str" and t.value.lower() not in words for t in listed)
 
 
-def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) -> tuple[list[Token], list[str]]:
-    """``tokens`` without the map entries ``prop: 'text'`` of labelled nodes whose text neither the question
-    contains nor the database stores as that label's ``prop`` (a property ``values`` holds every value of),
-    and what went (module docstring)."""
+def invented_map_values(
+    tokens: list[Token], question: str, values: ValueIndex, properties: frozenset[str] = frozenset()
+) -> tuple[list[Token], list[str]]:
+    """``tokens`` without the map entries ``prop: 'text'`` of labelled nodes whose text is made up (module
+    docstring; :func:`_made_up`), and what went. ``properties``: the schema's property names."""
     asked, words, done = question.lower(), _question_words(question), []
     for node in reversed([n for chain in patterns(tokens) for n in chain if isinstance(n, Node) and n.labels]):
         label = node.labels[0]
         entries = _map_entries(tokens, node.start, node.end)
-        unasked = [
-            (a, b, _stored_elsewhere(label, tokens[a].value, tokens[a + 2].value, values))
+        reasons = {
+            (a, b): why
             for a, b in entries
-            if tokens[a + 2].kind == "str" and not _says(tokens[a + 2], words, asked)
-        ]
-        made_up = [(a, b) for a, b, elsewhere in unasked if elsewhere or _unsaid(tokens[a + 2], words, asked)]
-        if not made_up:
+            if tokens[a + 2].kind == "str"
+            and (why := _made_up(label, tokens[a].value, tokens[a + 2], values, properties, words, asked))
+        }
+        if not reasons:
             continue
         done += [
-            f"{label}.{tokens[a].value} = {tokens[a + 2].value!r} is not asked for"
-            + (" and stored nowhere" if elsewhere else "")
-            + ": dropped"
-            for a, b, elsewhere in unasked
-            if (a, b) in made_up
+            f"{label}.{tokens[a].value} = {tokens[a + 2].value!r} {why}: dropped" for (a, _), why in reasons.items()
         ]
-        kept = [(a, b) for a, b in entries if (a, b) not in made_up]
+        kept = [(a, b) for a, b in entries if (a, b) not in reasons]
         opening, closing = entries[0][0] - 1, entries[-1][1]
         inner: list[Token] = []
         for n, (a, b) in enumerate(kept):
@@ -124,6 +124,33 @@ def invented_map_values(tokens: list[Token], question: str, values: ValueIndex) 
         braces = [tokens[opening], *inner, tokens[closing]] if kept else []
         tokens = [*tokens[:opening], *braces, *tokens[closing + 1 :]]
     return tokens, done
+
+
+def _made_up(
+    label: str,
+    prop: str,
+    literal: Token,
+    values: ValueIndex,
+    properties: frozenset[str],
+    words: set[str],
+    asked: str,
+) -> str | None:
+    """Why the map entry ``prop: literal`` of a ``label`` node is made up, or None when it may stand: a text the
+    question does not contain that the database does not store there, or that the question says no word of; or
+    one the question does contain that the database does not store there and that cannot be this property's
+    value at all — another property's name ("products with 'unitsInStock' less than 5" → ``{quantityPerUnit:
+    'unitsInStock'}``) or a bare number the question compares with ("unit price less than 10 and discontinued" →
+    ``{discontinued: true, quantityPerUnit: '10'}``; Northwind dev, without examples)."""
+    elsewhere = _stored_elsewhere(label, prop, literal.value, values)
+    if not _says(literal, words, asked):
+        if elsewhere:
+            return "is not asked for and stored nowhere"
+        return "is not asked for" if _unsaid(literal, words, asked) else None
+    if not elsewhere:
+        return None
+    if literal.value.lower() in {p.lower() for p in properties}:
+        return "is a property's name, not a value"
+    return "is a number the question compares with, not a stored value" if _NUMERIC.fullmatch(literal.value) else None
 
 
 def _stored_elsewhere(label: str, prop: str, text: str, values: ValueIndex) -> bool:
