@@ -99,6 +99,12 @@ def test_value_linking_finds_stored_spellings(schema, index):
         "'Dairy Products' is a Category.categoryName: joined Product to Category by PART_OF",
         "s listed once each: DISTINCT",
     ]
+    # the same in a node map: moved to the WHERE, then joined
+    in_map = check_query(
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product {categoryID: 'Dairy Products'}) RETURN s", schema, values=index
+    )
+    assert in_map.query == joined.query  # the join reads category1, whatever property the map named
+    assert in_map.fixed == joined.fixed
     far = "MATCH (c:Customer) WHERE c.city = 'Dairy Products' RETURN c"  # Category is not a neighbour of Customer
     assert check_query(far, schema, values=index).query == far
     assert check_query(far, schema, values=index).problems == [  # left for the repair call

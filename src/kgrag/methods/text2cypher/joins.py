@@ -14,11 +14,13 @@ import re
 from collections.abc import Callable
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, word
+from kgrag.methods.text2cypher.patterns import Node, Rel, fresh_name, patterns, variables, word
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.scope import Clause, clauses, is_word
+from kgrag.methods.text2cypher.substrings import out_of_map
 
 _COMPARE = {"=", "CONTAINS", "STARTS", "ENDS", "<>"}
+_DIGITS = re.compile(r"[0-9.]+")
 
 
 def _comparisons(tokens: list[Token], nodes: dict[str, str]) -> list[tuple[int, str]]:
@@ -40,13 +42,43 @@ def join_value_owners(
     tokens: list[Token], schema: GraphSchema, nodes: dict[str, str], stored: Callable[[str], set[tuple[str, str]]]
 ) -> tuple[list[Token], list[str]]:
     """``tokens`` with each wrongly placed value read from the one neighbour label that stores it (see the
-    module docstring); ``nodes``: node variable → label. Returns the tokens and what was done."""
+    module docstring); ``nodes``: node variable → label. Returns the tokens and what was done. A node map's
+    value stored only elsewhere (``(p:Product {categoryID: 'Beverages'})``) is a comparison in the WHERE first."""
+    tokens = _misplaced_out_of_maps(tokens, stored)
+    nodes = {**nodes, **variables(patterns(tokens))[0]}
     for k, value in _comparisons(tokens, nodes):
         joined = _join(tokens, k, value, schema, nodes, stored)
         if joined is not None:
             rest, done = join_value_owners(joined[0], schema, {**nodes, **joined[2]}, stored)
             return rest, [joined[1], *done]
     return tokens, []
+
+
+def _misplaced_out_of_maps(tokens: list[Token], stored: Callable[[str], set[tuple[str, str]]]) -> list[Token]:
+    """``tokens`` with each node-map entry whose text the database stores, but not as that label's property,
+    moved to the WHERE as an equality (the same rows: none), where :func:`_join` can read it from its owner. Not
+    a text of digits: every table stores "10" as some key, and a number in a map is a misplaced comparison
+    (:func:`.filters.invented_map_values`), not another node's value."""
+    while True:
+        for node in (n for chain in patterns(tokens) for n in chain if isinstance(n, Node) and n.labels):
+            entry = next(
+                (
+                    i
+                    for i in range(node.start + 3, node.end)
+                    if tokens[i].kind == "str"
+                    and tokens[i - 1].value == ":"
+                    and not _DIGITS.fullmatch(tokens[i].value.strip())
+                    and (where := stored(tokens[i].value))
+                    and (node.labels[0], tokens[i - 2].value) not in where
+                ),
+                None,
+            )
+            moved = out_of_map(tokens, node, entry, "=", tokens[entry].value) if entry is not None else None
+            if moved is not None:
+                tokens = moved
+                break
+        else:
+            return tokens
 
 
 def _join(

@@ -71,7 +71,12 @@ def _next_comparison(
             node = next((n for c in chains for n in c if isinstance(n, Node) and n.start < i < n.end), None)
             if node is None or not node.labels or (node.labels[0], tokens[i - 2].value) in stored(literal):
                 continue
-            return _out_of_map(tokens, node, i, op, literal)
+            moved = out_of_map(tokens, node, i, op, literal)
+            return (
+                None
+                if moved is None
+                else (moved, f"{{{tokens[i - 2].value}: '{tok.value}'}}: the question asks for {op}, in the WHERE")
+            )
     return None
 
 
@@ -79,9 +84,10 @@ def _operator(op: str) -> list[Token]:
     return [Token("word", w, gap=True) for w in op.split()]
 
 
-def _out_of_map(tokens: list[Token], node: Node, i: int, op: str, literal: str) -> tuple[list[Token], str] | None:
+def out_of_map(tokens: list[Token], node: Node, i: int, op: str, literal: str) -> list[Token] | None:
     """``(s:Supplier {postalCode: 'EC*'})`` → ``(s:Supplier)`` with ``s.postalCode STARTS WITH 'EC'`` in the
-    clause's WHERE (added when it has none)."""
+    clause's WHERE (added when it has none): the map entry whose value is ``tokens[i]`` compared by ``op``
+    (``=`` keeps its meaning) with ``literal``; None outside a MATCH."""
     prop = tokens[i - 2].value
     parts = clauses(tokens)
     k = next((k for k, c in enumerate(parts) if c.start <= node.start < c.end), None)
@@ -109,7 +115,7 @@ def _out_of_map(tokens: list[Token], node: Node, i: int, op: str, literal: str) 
     del out[a:b]
     if node.var is None:  # the node gets a name to be read by
         out.insert(node.start + 1, Token("word", var))
-    return out, f"{{{prop}: '{tokens[i].value}'}}: the question asks for {op}, in the WHERE"
+    return out
 
 
-__all__ = ["asked_matches", "partial_matches"]
+__all__ = ["asked_matches", "out_of_map", "partial_matches"]
