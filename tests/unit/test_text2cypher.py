@@ -4,6 +4,7 @@ check, value linking, examples and the one repair."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -15,6 +16,15 @@ from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.scripted import ScriptedLLM
+
+
+def mender(schema: GraphSchema, values: ValueIndex | None = None) -> Callable[[str, str], str]:
+    """``check(query, question)``: the query as the check leaves it (what most tests below hold it to)."""
+
+    def check(query: str, question: str) -> str:
+        return check_query(query, schema, question=question, values=values).query
+
+    return check
 
 
 @pytest.fixture(scope="module")
@@ -457,8 +467,7 @@ def test_the_check_runs_again_on_what_it_mended(schema):
 
 
 def test_a_value_asked_in_part_is_matched_in_part(schema, index):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question, values=index).query
+    check = mender(schema, index)
 
     starting = "Which suppliers have a postal code starting with 'EC'?"
     assert check("MATCH (s:Supplier {postalCode: 'EC*'}) RETURN s", starting) == (
@@ -482,8 +491,7 @@ def test_a_value_asked_in_part_is_matched_in_part(schema, index):
 
 
 def test_a_ranking_without_order_is_ordered_by_what_the_superlative_names(schema):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question).query
+    check = mender(schema)
 
     # a property of a returned variable the words after the superlative name
     assert check(
@@ -521,8 +529,7 @@ def test_an_order_key_after_distinct_is_returned_on_the_last_try(schema):
 
 
 def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question).query
+    check = mender(schema)
 
     borrowed = (
         "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.unitsOnOrder IS NOT NULL AND p.unitsOnOrder > 0 "
@@ -556,8 +563,7 @@ def test_a_filter_the_question_does_not_ask_for_is_dropped(schema):
 
 
 def test_a_variable_only_counted_is_joined_by_the_label_its_initial_and_the_question_name(schema):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question).query
+    check = mender(schema)
 
     customers = "Which 3 products have been ordered by the most distinct customers?"
     counted = "MATCH (p:Product) WITH p, count(DISTINCT c) AS n RETURN p.productName, n ORDER BY n DESC LIMIT 3"
@@ -570,8 +576,7 @@ def test_a_variable_only_counted_is_joined_by_the_label_its_initial_and_the_ques
 
 
 def test_a_count_of_the_query_own_node_counts_the_label_the_question_names(schema):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question).query
+    check = mender(schema)
 
     categories = "MATCH (c:Category) RETURN c.categoryName, count(*) AS n ORDER BY n DESC LIMIT 5"
     assert check(categories, "List the top 5 categories with the most products.") == (
@@ -635,8 +640,7 @@ def test_a_filter_on_a_property_the_node_lacks_goes_unless_the_question_names_th
 def test_a_year_asked_for_is_matched_as_the_prefix_of_dates_stored_as_text(schema, index):
     assert ("Order", "requiredDate") in index.dates and ("Order", "freight") not in index.dates
 
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question, values=index).query
+    check = mender(schema, index)
 
     assert check(
         "MATCH (o:Order) WHERE o.requiredDate = '1996-01-01' RETURN o", "Which orders had a required date in 1996?"
@@ -650,8 +654,7 @@ def test_a_year_asked_for_is_matched_as_the_prefix_of_dates_stored_as_text(schem
 
 
 def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(schema, index):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question, values=index).query
+    check = mender(schema, index)
 
     asked = "Which discontinued products cost less than $10?"
     made_up = "MATCH (p:Product {discontinued: true, productID: 'P001'}) WHERE p.unitPrice < 10 RETURN p"
@@ -718,8 +721,7 @@ def test_the_repair_call_shows_the_solved_examples_only_when_asked(northwind, tm
 
 
 def test_a_limit_the_question_does_not_ask_for_is_dropped(schema):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question).query
+    check = mender(schema)
 
     habit = "MATCH (o:Order) WHERE o.orderDate STARTS WITH '1996' RETURN o.orderID ORDER BY o.orderDate DESC LIMIT 10"
     assert check(habit, "Which orders were placed in the year 1996?") == habit.removesuffix(" LIMIT 10")
@@ -820,8 +822,7 @@ def test_a_query_that_forgets_the_named_customer_is_sent_back(northwind):
 
 
 def test_an_order_the_question_does_not_ask_for_is_dropped_with_the_column_that_showed_it(schema):
-    def check(query: str, question: str) -> str:
-        return check_query(query, schema, question=question).query
+    check = mender(schema)
 
     counted = (
         "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.unitsOnOrder = 0 "
