@@ -677,7 +677,8 @@ def test_a_value_neither_the_question_nor_the_database_has_goes_from_a_node_map(
     compared = "MATCH (p:Product {discontinued: true, quantityPerUnit: '10'}) RETURN p"
     fixed = check_query(compared, schema, "Which products cost less than 10 and are discontinued?", index)
     assert fixed.query == "MATCH (p:Product {discontinued: true}) RETURN p"
-    assert "the question says 10 but the query does not use 10" in fixed.problems  # for the repair call
+    assert fixed.problems == ["the question says 10 but the query does not use 10"]  # for the repair call ("cost"
+    # names no property, and a boolean such as discontinued is never what a number is compared with)
     assert check(named, "What is product 'P001' called?") == named  # a value the question quotes stays
     for short, question in (("UK", "in the United Kingdom"), ("USA", "in the United States of America")):
         spelled = f"MATCH (s:Supplier {{country: '{short}'}}) RETURN s.companyName"  # as its initials
@@ -782,7 +783,10 @@ def test_a_value_or_number_the_question_states_and_the_query_leaves_out_is_a_pro
     assert not [p for p in check_query(kept, schema, question=asked, values=index).problems if "question" in p]
     stock = "Which products are discontinued and have less than 10 units in stock?"
     dropped = check_query("MATCH (p:Product {discontinued: true}) RETURN p.productName", schema, stock, index)
-    assert "the question says 10 but the query does not use 10" in dropped.problems
+    # the repair call is told which property the question puts the number beside
+    assert dropped.problems == [
+        "the question says 10 but the query does not use 10; the question puts it beside Product.unitsInStock"
+    ]
     # a year inside a date literal, a percentage as a fraction, a LIMIT: all used
     for question, query in [
         (

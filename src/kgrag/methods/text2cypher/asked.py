@@ -34,11 +34,17 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def unused_question_values(
-    tokens: list[Token], question: str, values: ValueIndex | None, schema_words: set[str] = frozenset()
+    tokens: list[Token],
+    question: str,
+    values: ValueIndex | None,
+    schema_words: set[str] = frozenset(),
+    properties: Iterable[tuple[str, str]] = (),
 ) -> list[str]:
     """Problems for the values and numbers ``question`` states that no literal of the query holds; an unquoted
     span that is a word of the schema's names (``schema_words``: "ID" of ``productID``, stored as Idaho's
-    region) names the schema, not a value."""
+    region) names the schema, not a value. A number's problem names the ``properties`` (``(owner, property)``)
+    whose every word the question says right beside it, for the repair call to compare ("less than 10 units in
+    stock": Product.unitsInStock)."""
     texts = [t.value.strip().lower() for t in tokens if t.kind == "str"]
     numbers = {_as_number(t.value) for t in tokens if t.kind == "num"}
     problems = []
@@ -56,14 +62,36 @@ def unused_question_values(
                 problems.append(
                     f"the question names '{hints[0].value}' (stored as {where}) but the query does not use it"
                 )
-    unquoted = _QUOTED.sub(" ", question)
+    unquoted = _QUOTED.sub(lambda q: " " * len(q.group(0)), question)  # positions kept for the window
     for m in _NUMBER.finditer(unquoted):
         said = _as_number(m.group(1))
         allowed = {said, said / 100} if m.group(2) else {said}
         if allowed & numbers or any(re.search(rf"(?<![0-9.]){re.escape(m.group(1))}(?![0-9])", t) for t in texts):
             continue
-        problems.append(f"the question says {m.group(0).strip()} but the query does not use {m.group(1)}")
+        problem = f"the question says {m.group(0).strip()} but the query does not use {m.group(1)}"
+        beside = _properties_beside(question, m.start(), m.end(), properties)
+        problems.append(problem + (f"; the question puts it beside {', '.join(beside)}" if beside else ""))
     return problems
+
+
+def _properties_beside(text: str, start: int, end: int, properties: Iterable[tuple[str, str]]) -> list[str]:
+    """``owner.property`` for each property all of whose words (of three letters or more) are among the words of
+    the four tokens either side of ``text[start:end]`` (a quoted 'unitsOnOrder' read as its words), the nearest
+    first; at most three. A key (a property with the word "id") is not a thing a question compares."""
+    before = re.findall(r"[A-Za-z]+", text[:start])[-4:]
+    after = re.findall(r"[A-Za-z]+", text[end:])[:4]
+    near = [(len(before) - k, w) for k, token in enumerate(before) for w in identifier_words(token)]
+    near += [(k + 1, w) for k, token in enumerate(after) for w in identifier_words(token)]
+    found = []
+    for owner, prop in properties:
+        words = identifier_words(prop)
+        meaningful = [w for w in words if len(w) >= 3]
+        if "id" in words or not meaningful:
+            continue
+        distances = [min((d for d, x in near if w == x or same_stem(w, x)), default=None) for w in meaningful]
+        if None not in distances:
+            found.append((max(distances), f"{owner}.{prop}"))
+    return [name for _, name in sorted(found)[:3]]
 
 
 # the words a question opens with before the thing it asks for: "Which 3 suppliers", "List the first 5 orders",

@@ -67,6 +67,8 @@ from kgrag.methods.text2cypher.shown import show_choosing_aggregates
 from kgrag.methods.text2cypher.substrings import partial_matches
 from kgrag.methods.text2cypher.values import ValueIndex
 
+_NUMBERS = {"INTEGER", "INT64", "INT32", "FLOAT", "DOUBLE", "NUMBER", "LONG"}
+
 
 @dataclass
 class CheckResult:
@@ -296,10 +298,24 @@ def _check_once(query: str, schema: GraphSchema, question: str, values: ValueInd
     if stored is not None:  # what no rewrite could place: a value compared with a property that does not store it
         out.problems += _misplaced(tokens, nodes, stored)
     if question:  # what the question states and no literal of the query holds (:mod:`.asked`)
-        out.problems += unused_question_values(tokens, question, values, _schema_words(schema))
+        out.problems += unused_question_values(
+            tokens, question, values, _schema_words(schema), _numeric(schema, values)
+        )
         out.problems += other_rows_returned(tokens, question, schema.labels, variables(patterns(tokens))[0])
     out.problems = list(dict.fromkeys(out.problems))
     return out
+
+
+def _numeric(schema: GraphSchema, values: ValueIndex | None) -> list[tuple[str, str]]:
+    """``(owner, property)`` of every property that holds numbers: typed so, or text that always reads as one."""
+    typed = [(label, props) for label, props in schema.labels.items()]
+    typed += [(r.name, r.properties) for r in schema.relationships]
+    texts = values.numbers if values is not None else set()
+    return list(
+        dict.fromkeys(
+            (owner, p) for owner, props in typed for p, kind in props.items() if kind in _NUMBERS or (owner, p) in texts
+        )
+    )
 
 
 def _schema_words(schema: GraphSchema) -> set[str]:
