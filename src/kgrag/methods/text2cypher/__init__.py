@@ -7,8 +7,9 @@ under a grammar in which only the schema's labels, properties and directions can
 The query is then held against the schema and the question (:mod:`.check`): what has one reading is mended
 without a call (a relationship written backwards, a property read from the wrong variable, a value compared on
 the wrong node, variables lost across WITH, a ranking's missing ORDER BY / LIMIT, identifiers where names were
-asked for), and an unknown label, type or property, a query the guard rejects, an engine error or an empty
-result sends the query back once (``repairs``) with what went wrong and the schema around the labels it used
+asked for, an order nothing asks for), and an unknown label, type or property, a value, number or kind of node
+the question states and the query leaves out, a query the guard rejects, an engine error or an empty result
+sends the query back once (``repairs``) with what went wrong and the schema around the labels it used
 — at most ``1 + repairs`` calls. The rows are the answer (first column, aggregates included) and the
 evidence; the executed query is in the trace. The one-call ``cypher`` baseline stays as the paper's baseline.
 """
