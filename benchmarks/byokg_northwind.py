@@ -8,7 +8,7 @@ orders). The final answers are scored like ``kgrag eval`` scores Text2Cypher que
 column of the gold rows (Hit@1: the first answer is one of them). A handful of questions only: a question
 takes 3+ LLM calls of ~10 s each on the default local model.
 
-    python benchmarks/byokg_northwind.py KG_DIR [--n 10] [--method byokg] [--llm SPEC] [--out FILE.json]
+    python benchmarks/byokg_northwind.py KG_DIR [--n 10] [--method byokg] [--llm SPEC] [--pairs FILE] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument(
         "--method", default="byokg", help="a byokg variant (byokg, byokg-scoring, byokg-agentic) or the cypher baseline"
     )
+    ap.add_argument("--pairs", type=Path, default=PAIRS, help="the Northwind question/Cypher pairs (JSONL)")
     ap.add_argument("--cache", default=None)
     ap.add_argument("--out", default="benchmarks/results/byokg_northwind.json")
     args = ap.parse_args()
@@ -46,7 +47,7 @@ def main() -> None:
     llm = load_llm(args.llm, cache=args.cache)
     row_cap = {"row_cap": 1000} if args.method == "cypher" else {"cypher_row_cap": 1000}
     method = get_method(args.method)(kg, llm=llm, **row_cap)
-    examples = select(load_dataset(f"text2cypher:{PAIRS}"), sample=2, seed=args.seed)
+    examples = select(load_dataset(f"text2cypher:{args.pairs}"), sample=2, seed=args.seed)
     fill_gold_from_cypher(examples, method.backend)
     examples = [ex for ex in examples if "gold_rows" in ex.meta][: args.n]
     rows: list[dict] = []
@@ -94,7 +95,7 @@ def write(args, llm, rows: list[dict]) -> None:
         "method": f"{args.method}: its Cypher query (byokg: round 1's, by its cypher_writer) and final answers",
         "kg": args.kg_dir,
         "llm": getattr(llm, "model_id", str(llm)),
-        "pairs": str(PAIRS),
+        "pairs": str(args.pairs),
         "selection": f"2 per question type, seed {args.seed}, first {args.n} with gold rows",
         "n": n,
         "query_written": sum(1 for r in rows if r["generated"]),
