@@ -870,3 +870,24 @@ def test_a_query_whose_first_column_is_not_the_asked_nodes_is_a_problem(schema):
     assert not check_query(products, schema, question).problems
     counted = "MATCH (p:Product) WHERE p.reorderLevel = 0 RETURN count(p)"  # not a node column: not judged
     assert not check_query(counted, schema, question).problems
+
+
+def test_a_partial_match_no_value_of_its_property_meets_is_read_where_the_text_is(schema, index):
+    check = mender(schema, index)
+    question = "Which products have a quantity per unit containing 'bottles'?"
+    elsewhere = "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE c.description CONTAINS 'bottles' RETURN p.productName"
+    assert check(elsewhere, question) == (
+        "MATCH (p:Product) WHERE p.quantityPerUnit CONTAINS 'bottles' RETURN p.productName"
+    )
+    beside = (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE c.categoryName CONTAINS 'Bottles' "
+        "AND p.quantityPerUnit CONTAINS 'bottles' RETURN p.productName"
+    )
+    assert (
+        check(beside, question) == "MATCH (p:Product) WHERE p.quantityPerUnit CONTAINS 'bottles' RETURN p.productName"
+    )
+    # met where it stands, or by nothing the query binds: as written
+    met = "MATCH (c:Category) WHERE c.description CONTAINS 'sauces' RETURN c.categoryName"
+    assert check(met, "Which categories have a description including 'sauces'?") == met
+    nowhere = "MATCH (c:Category) WHERE c.description CONTAINS 'bottles' RETURN c.categoryName"
+    assert check(nowhere, "Which categories mention 'bottles'?") == nowhere

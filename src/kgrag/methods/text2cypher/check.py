@@ -66,7 +66,7 @@ from kgrag.methods.text2cypher.scope import (
     split_at,
 )
 from kgrag.methods.text2cypher.shown import show_choosing_aggregates
-from kgrag.methods.text2cypher.substrings import partial_matches
+from kgrag.methods.text2cypher.substrings import misplaced_substrings, partial_matches
 from kgrag.methods.text2cypher.values import ValueIndex
 
 _NUMBERS = {"INTEGER", "INT64", "INT32", "FLOAT", "DOUBLE", "NUMBER", "LONG"}
@@ -352,6 +352,7 @@ def _mend_reads(
         steps += [
             lambda t: join_value_owners(t, schema, nodes_of(t)[0], stored),
             lambda t: partial_matches(t, question, stored),
+            lambda t: misplaced_substrings(t, nodes_of(t)[0], values),
             lambda t: invented_map_values(t, question, values, _property_names(schema)),
         ]
     steps += [

@@ -31,7 +31,7 @@ import re
 from kgrag.graph.backends.guard import Token, serialise
 from kgrag.methods.text2cypher.joins import identifier_words, said
 from kgrag.methods.text2cypher.patterns import Node, patterns, property_read
-from kgrag.methods.text2cypher.scope import clauses, is_word, split_at
+from kgrag.methods.text2cypher.scope import clauses, is_word, keep_conditions, split_at
 from kgrag.methods.text2cypher.values import ValueIndex
 
 _COMPARISONS = {"=", "<>", "<", ">", "<=", ">="}
@@ -55,14 +55,7 @@ def unasked_filters(tokens: list[Token], question: str, typed: dict[str, dict]) 
         if not dropped:
             continue
         done += [f"a filter the question does not ask for: {_text(tokens[a:b])} dropped" for a, b in dropped]
-        kept = [(a, b) for a, b in parts if (a, b) not in dropped]
-        out: list[Token] = []
-        for n, (a, b) in enumerate(kept):
-            if n:
-                out.append(Token("word", "AND", True))
-            out += [tokens[a]._replace(gap=True), *tokens[a + 1 : b]]
-        head = [tokens[clause.start]] if kept else []
-        tokens = [*tokens[: clause.start], *head, *out, *tokens[clause.end :]]
+        tokens = keep_conditions(tokens, clause, [(a, b) for a, b in parts if (a, b) not in dropped])
     return tokens, done
 
 

@@ -133,6 +133,18 @@ def split_at(tokens: list[Token], start: int, end: int, separator: str) -> list[
     return [(a, b) for a, b in parts if a < b]
 
 
+def keep_conditions(tokens: list[Token], clause: Clause, kept: list[tuple[int, int]]) -> list[Token]:
+    """``tokens`` with the WHERE ``clause`` holding only the ``kept`` parts of its AND list (token spans, as
+    :func:`split_at` gives them), joined by AND again; no WHERE when none is kept."""
+    out: list[Token] = []
+    for n, (a, b) in enumerate(kept):
+        if n:
+            out.append(Token("word", "AND", True))
+        out += [tokens[a]._replace(gap=True), *tokens[a + 1 : b]]
+    head = [tokens[clause.start]] if kept else []
+    return [*tokens[: clause.start], *head, *out, *tokens[clause.end :]]
+
+
 def names_read(tokens: list[Token], start: int, end: int) -> set[str]:
     """Variables an expression reads: words not after a ``.`` or ``:``, not called, not keywords — nor the
     ORDER BY / SKIP / LIMIT that may end a RETURN or WITH body (a quoted alias spelled so is a name)."""

@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable
 
 from kgrag.graph.backends.guard import Token
-from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns, variables, word
-from kgrag.methods.text2cypher.scope import clauses
+from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns, property_read, variables, word
+from kgrag.methods.text2cypher.scope import clauses, keep_conditions, split_at
+from kgrag.methods.text2cypher.values import ValueIndex
 
 _CUES = (
     ("STARTS WITH", r"(?:start|starts|starting|begin|begins|beginning)\s+with"),
@@ -80,6 +81,81 @@ def _next_comparison(
     return None
 
 
+_PARTIAL = ("CONTAINS", "STARTS WITH", "ENDS WITH")
+
+
+def misplaced_substrings(
+    tokens: list[Token], nodes: dict[str, str], values: ValueIndex
+) -> tuple[list[Token], list[str]]:
+    """A WHERE condition ``v.p CONTAINS 'text'`` (or STARTS / ENDS WITH) that no stored value of ``v``'s
+    ``p`` can meet, read where the text is: "products with a quantity per unit involving 'bottles'" came out as
+    ``c.description CONTAINS 'bottles'`` on the product's Category, or as that beside the right
+    ``p.quantityPerUnit CONTAINS 'bottles'`` (Northwind dev, without examples). When the values of exactly one
+    property of a variable of the query meet it, the condition reads that property instead — or goes,
+    when the query already makes that comparison. Only where the database's every value of ``p`` is known
+    (``values.indexed``), only the top-level AND parts of a WHERE; ``nodes``: variable → label."""
+    done: list[str] = []
+    tokens = list(tokens)
+    for clause in reversed([c for c in clauses(tokens) if c.keyword == "WHERE"]):
+        parts = split_at(tokens, clause.start + 1, clause.end, "AND")
+        found_at = {(a, b): _partial(tokens[a:b], nodes, values) for a, b in parts}
+        # the conditions that can hold, case folded: one of them may already read the text where it is
+        standing = {_text(tokens[a:b]).casefold() for a, b in parts if found_at[(a, b)] is None}
+        kept, changed = [], False
+        for a, b in parts:
+            found = found_at[(a, b)]
+            if found is None:
+                kept.append((a, b))
+                continue
+            (var, prop, op, literal), owners = found
+            if any(
+                t.endswith(f" {op} '{literal}'".casefold()) and not t.startswith(f"{var}.{prop} ".casefold())
+                for t in standing
+            ):
+                done.append(
+                    f"{var}.{prop} {op} '{literal}' holds for no {nodes[var]}: dropped (the query reads it where it is)"
+                )
+                changed = True
+                continue
+            if len(owners) != 1:
+                kept.append((a, b))
+                continue
+            ((v, p),) = owners
+            tokens[a], tokens[a + 2] = tokens[a]._replace(value=v), tokens[a + 2]._replace(value=p)
+            done.append(f"{var}.{prop} {op} '{literal}' holds for no {nodes[var]}: read from {v}.{p}")
+            kept.append((a, b))
+        if changed:
+            tokens = keep_conditions(tokens, clause, kept)
+    return tokens, done
+
+
+def _partial(
+    part: list[Token], nodes: dict[str, str], values: ValueIndex
+) -> tuple[tuple[str, str, str, str], list[tuple[str, str]]] | None:
+    """For ``v.p OP 'text'`` that no stored value of ``v``'s ``p`` meets: (v, p, OP, text) and the (variable,
+    property) pairs of the query's variables whose stored values do; None otherwise."""
+    read = property_read(part, 0) if len(part) >= 5 else None
+    if read is None or read[0] not in nodes or part[-1].kind != "str":
+        return None
+    op = " ".join(t.value.upper() for t in part[3:-1])
+    var, prop = read
+    if op not in _PARTIAL or (nodes[var], prop) not in values.indexed:
+        return None
+    places = values.matching(op, part[-1].value)
+    if (nodes[var], prop) in places:
+        return None
+    owners = sorted((v, p) for v, label in nodes.items() for owner, p in places if owner == label and (v, p) != read)
+    return (var, prop, op, part[-1].value), owners
+
+
+def _text(part: list[Token]) -> str:
+    """A condition as the messages above write it: ``v.p OP 'text'``."""
+    read = property_read(part, 0) if len(part) >= 5 else None
+    if read is None or part[-1].kind != "str":
+        return ""
+    return f"{read[0]}.{read[1]} {' '.join(t.value.upper() for t in part[3:-1])} '{part[-1].value}'"
+
+
 def _operator(op: str) -> list[Token]:
     return [Token("word", w, gap=True) for w in op.split()]
 
@@ -118,4 +194,4 @@ def out_of_map(tokens: list[Token], node: Node, i: int, op: str, literal: str) -
     return out
 
 
-__all__ = ["asked_matches", "out_of_map", "partial_matches"]
+__all__ = ["asked_matches", "misplaced_substrings", "out_of_map", "partial_matches"]

@@ -102,6 +102,12 @@ class ValueIndex:
         """The (label, property) pairs that store ``value`` (compared as :meth:`link` compares)."""
         return {(h.label, h.prop) for h in self.values.get(_key(value), [])}
 
+    def matching(self, operator: str, text: str) -> set[tuple[str, str]]:
+        """The (label, property) pairs some stored value of which ``operator`` (``CONTAINS``, ``STARTS WITH`` or
+        ``ENDS WITH``) holds for with ``text``, as Cypher compares: case and all."""
+        test = {"CONTAINS": str.__contains__, "STARTS WITH": str.startswith, "ENDS WITH": str.endswith}[operator]
+        return {(h.label, h.prop) for hints in self.values.values() for h in hints if test(h.value, text)}
+
     def spans(self, question: str) -> list[tuple[int, int, list[ValueHint]]]:
         """Where the question names values: quoted literals (exact, then close spellings; one the database
         lacks is a span without hints), then the longest word spans equal to a stored value, never two
