@@ -891,3 +891,9 @@ def test_a_partial_match_no_value_of_its_property_meets_is_read_where_the_text_i
     assert check(met, "Which categories have a description including 'sauces'?") == met
     nowhere = "MATCH (c:Category) WHERE c.description CONTAINS 'bottles' RETURN c.categoryName"
     assert check(nowhere, "Which categories mention 'bottles'?") == nowhere
+    # a quoted text stored nowhere whole, compared whole: CONTAINS where it is part of a value
+    bags = "Which products have '20 bags' in their quantity per unit and a reorder level below 15?"
+    whole = "MATCH (p:Product) WHERE p.quantityPerUnit = '20 bags' AND p.reorderLevel < 15 RETURN p.productName"
+    assert check(whole, bags) == whole.replace("= '20 bags'", "CONTAINS '20 bags'")
+    stored = "MATCH (c:Customer) WHERE c.city = 'Berlin' RETURN c.companyName"  # stored whole: as written
+    assert check(stored, "Which customers are in 'Berlin'?") == stored

@@ -352,7 +352,7 @@ def _mend_reads(
         steps += [
             lambda t: join_value_owners(t, schema, nodes_of(t)[0], stored),
             lambda t: partial_matches(t, question, stored),
-            lambda t: misplaced_substrings(t, nodes_of(t)[0], values),
+            lambda t: misplaced_substrings(t, nodes_of(t)[0], values, question),
             lambda t: invented_map_values(t, question, values, _property_names(schema)),
         ]
     steps += [

@@ -136,12 +136,17 @@ def split_at(tokens: list[Token], start: int, end: int, separator: str) -> list[
 def keep_conditions(tokens: list[Token], clause: Clause, kept: list[tuple[int, int]]) -> list[Token]:
     """``tokens`` with the WHERE ``clause`` holding only the ``kept`` parts of its AND list (token spans, as
     :func:`split_at` gives them), joined by AND again; no WHERE when none is kept."""
+    return where_holding(tokens, clause, [tokens[a:b] for a, b in kept])
+
+
+def where_holding(tokens: list[Token], clause: Clause, conditions: list[list[Token]]) -> list[Token]:
+    """``tokens`` with the WHERE ``clause`` holding ``conditions`` joined by AND; no WHERE when there are none."""
     out: list[Token] = []
-    for n, (a, b) in enumerate(kept):
+    for n, condition in enumerate(conditions):
         if n:
             out.append(Token("word", "AND", True))
-        out += [tokens[a]._replace(gap=True), *tokens[a + 1 : b]]
-    head = [tokens[clause.start]] if kept else []
+        out += [condition[0]._replace(gap=True), *condition[1:]]
+    head = [tokens[clause.start]] if conditions else []
     return [*tokens[: clause.start], *head, *out, *tokens[clause.end :]]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns, property_read, variables, word
-from kgrag.methods.text2cypher.scope import clauses, keep_conditions, split_at
+from kgrag.methods.text2cypher.scope import clauses, split_at, where_holding
 from kgrag.methods.text2cypher.values import ValueIndex
 
 _CUES = (
@@ -85,67 +85,82 @@ _PARTIAL = ("CONTAINS", "STARTS WITH", "ENDS WITH")
 
 
 def misplaced_substrings(
-    tokens: list[Token], nodes: dict[str, str], values: ValueIndex
+    tokens: list[Token], nodes: dict[str, str], values: ValueIndex, question: str = ""
 ) -> tuple[list[Token], list[str]]:
     """A WHERE condition ``v.p CONTAINS 'text'`` (or STARTS / ENDS WITH) that no stored value of ``v``'s
     ``p`` can meet, read where the text is: "products with a quantity per unit involving 'bottles'" came out as
     ``c.description CONTAINS 'bottles'`` on the product's Category, or as that beside the right
     ``p.quantityPerUnit CONTAINS 'bottles'`` (Northwind dev, without examples). When the values of exactly one
     property of a variable of the query meet it, the condition reads that property instead — or goes,
-    when the query already makes that comparison. Only where the database's every value of ``p`` is known
-    (``values.indexed``), only the top-level AND parts of a WHERE; ``nodes``: variable → label."""
+    when the query already makes that comparison. So does ``v.p = 'text'`` for a text the ``question`` quotes
+    and the database stores nowhere whole ("products with '20 bags' in their quantity per unit description" →
+    ``c.description = '20 bags'``), read as CONTAINS where it is part of a value. Only where the database's
+    every value of ``p`` is known (``values.indexed``), only the top-level AND parts of a WHERE; ``nodes``:
+    variable → label."""
     done: list[str] = []
-    tokens = list(tokens)
+    quoted = {m.group(1) or m.group(2) for m in re.finditer(r"'([^']+)'|\"([^\"]+)\"", question)}
     for clause in reversed([c for c in clauses(tokens) if c.keyword == "WHERE"]):
-        parts = split_at(tokens, clause.start + 1, clause.end, "AND")
-        found_at = {(a, b): _partial(tokens[a:b], nodes, values) for a, b in parts}
+        parts = [tokens[a:b] for a, b in split_at(tokens, clause.start + 1, clause.end, "AND")]
+        found_at = [_partial(part, nodes, values, quoted) for part in parts]
         # the conditions that can hold, case folded: one of them may already read the text where it is
-        standing = {_text(tokens[a:b]).casefold() for a, b in parts if found_at[(a, b)] is None}
+        standing = {_text(part).casefold() for part, found in zip(parts, found_at) if found is None}
         kept, changed = [], False
-        for a, b in parts:
-            found = found_at[(a, b)]
+        for part, found in zip(parts, found_at):
             if found is None:
-                kept.append((a, b))
+                kept.append(part)
                 continue
             (var, prop, op, literal), owners = found
+            said = f"{var}.{prop} {op} '{literal}' holds for no {nodes[var]}"
+            wanted = "CONTAINS" if op == "=" else op
             if any(
-                t.endswith(f" {op} '{literal}'".casefold()) and not t.startswith(f"{var}.{prop} ".casefold())
+                t.endswith(f" {wanted} '{literal}'".casefold()) and not t.startswith(f"{var}.{prop} ".casefold())
                 for t in standing
             ):
-                done.append(
-                    f"{var}.{prop} {op} '{literal}' holds for no {nodes[var]}: dropped (the query reads it where it is)"
-                )
+                done.append(f"{said}: dropped (the query reads it where it is)")
                 changed = True
                 continue
             if len(owners) != 1:
-                kept.append((a, b))
+                kept.append(part)
                 continue
             ((v, p),) = owners
-            tokens[a], tokens[a + 2] = tokens[a]._replace(value=v), tokens[a + 2]._replace(value=p)
-            done.append(f"{var}.{prop} {op} '{literal}' holds for no {nodes[var]}: read from {v}.{p}")
-            kept.append((a, b))
+            head = [part[0]._replace(value=v), part[1], part[2]._replace(value=p)]
+            kept.append([*head, *_operator(wanted), part[-1]])
+            done.append(f"{said}: read from {v}.{p}" + (" as CONTAINS" if op == "=" else ""))
+            changed = True
         if changed:
-            tokens = keep_conditions(tokens, clause, kept)
+            tokens = where_holding(tokens, clause, kept)
     return tokens, done
 
 
 def _partial(
-    part: list[Token], nodes: dict[str, str], values: ValueIndex
+    part: list[Token], nodes: dict[str, str], values: ValueIndex, quoted: set[str]
 ) -> tuple[tuple[str, str, str, str], list[tuple[str, str]]] | None:
-    """For ``v.p OP 'text'`` that no stored value of ``v``'s ``p`` meets: (v, p, OP, text) and the (variable,
-    property) pairs of the query's variables whose stored values do; None otherwise."""
+    """For ``v.p OP 'text'`` that no stored value of ``v``'s ``p`` meets (for ``=``: a quoted text the database
+    stores nowhere whole): (v, p, OP, text) and the (variable, property) pairs of the query's variables whose
+    stored values do (contain it, for ``=``); None otherwise."""
     read = property_read(part, 0) if len(part) >= 5 else None
     if read is None or read[0] not in nodes or part[-1].kind != "str":
         return None
     op = " ".join(t.value.upper() for t in part[3:-1])
     var, prop = read
-    if op not in _PARTIAL or (nodes[var], prop) not in values.indexed:
+    literal = part[-1].value
+    if (nodes[var], prop) not in values.indexed:
         return None
-    places = values.matching(op, part[-1].value)
-    if (nodes[var], prop) in places:
+    if op == "=":
+        if literal not in quoted or values.places(literal):
+            return None
+        places = values.matching("CONTAINS", literal)
+    elif op in _PARTIAL:
+        places = values.matching(op, literal)
+        if (nodes[var], prop) in places:
+            return None
+    else:
         return None
-    owners = sorted((v, p) for v, label in nodes.items() for owner, p in places if owner == label and (v, p) != read)
-    return (var, prop, op, part[-1].value), owners
+    # for "=", the compared property itself may hold the text in part (then it reads as CONTAINS where it is)
+    owners = sorted(
+        (v, p) for v, label in nodes.items() for owner, p in places if owner == label and (op == "=" or (v, p) != read)
+    )
+    return (var, prop, op, literal), owners
 
 
 def _text(part: list[Token]) -> str:
