@@ -36,7 +36,7 @@ from typing import Any
 from bench_common import parse_value
 from kgrag.eval.datasets import load_dataset
 from kgrag.eval.execution import relaxed_match, strict_match
-from kgrag.eval.ties import Ties, gold_ties, match_with_ties, ranked_cut
+from kgrag.eval.ties import match_with_ties, ties_of
 from kgrag.graph.kg import KnowledgeGraph
 from kgrag.models.accounting import track_usage
 from kgrag.models.llm import DEFAULT_LLM
@@ -46,7 +46,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT.parent / "shared" / "data" / "northwind" / "text2cypher_northwind.jsonl"
 MAPPING = ROOT / "src" / "kgrag" / "data" / "northwind" / "mapping.json"
 OUT = ROOT / "benchmarks" / "results" / "text2cypher.json"
-UNCUT_ROWS = 100_000  # a ranking gold query is run once more without its cut, to find the rows tied at it
 CLEAN = {"syntax_error": False, "timeout": False, "returns_results": True, "false_schema": ""}
 
 
@@ -141,20 +140,11 @@ def attach_gold(backend: Any, pairs: list[dict], row_cap: int, timeout: float) -
     for pair in pairs:
         result = backend.run(pair["cypher"], row_cap=row_cap, timeout=timeout, trusted=True)
         if result.ok and result.rows:
-            ties = _ties(backend, pair["cypher"], timeout)
+            ties = ties_of(backend, pair["cypher"], timeout)
             usable.append({**pair, "gold_rows": result.rows, "gold_truncated": result.truncated, "gold_ties": ties})
         else:
             dropped.append({"id": pair["id"], "type": pair["type"], "error": result.error or "no rows"})
     return usable, dropped
-
-
-def _ties(backend: Any, gold: str, timeout: float) -> Ties | None:
-    """The rows tied at the gold query's ranking cut, when it ranks and cuts (:mod:`kgrag.eval.ties`)."""
-    cut = ranked_cut(gold)
-    if cut is None:
-        return None
-    uncut = backend.run(cut.uncut, row_cap=UNCUT_ROWS, timeout=timeout, trusted=True)
-    return gold_ties(cut, uncut.columns, uncut.rows) if uncut.ok and not uncut.truncated else None
 
 
 # ---------------------------------------------------------------------------------------------- KG, backend

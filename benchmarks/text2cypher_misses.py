@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.eval.execution import cell_key, relaxed_match, strict_match
-from kgrag.eval.ties import Ties, gold_ties, match_with_ties, ranked_cut
+from kgrag.eval.ties import match_with_ties, ties_of
 from kgrag.graph.backends.ladybug import LadybugBackend
 from kgrag.graph.kg import KnowledgeGraph
 
@@ -53,7 +53,7 @@ def classify(backend: Any, question: dict[str, Any], row_cap: int, timeout: floa
     p = [tuple(cell_key(v) for v in row) for row in pred.rows]
     if set(g) == set(p):
         return "repeats"
-    if match_with_ties(pred.rows, gold.rows, _ties(backend, question["gold"], timeout)):
+    if match_with_ties(pred.rows, gold.rows, ties_of(backend, question["gold"], timeout)):
         return "ties"
     if len(g) == len(p) and g and p and len(g[0]) != len(p[0]) and relaxed_match(pred.rows, gold.rows):
         return "columns"
@@ -62,14 +62,6 @@ def classify(backend: Any, question: dict[str, Any], row_cap: int, timeout: floa
     if not p:
         return "no rows"
     return "other shape" if relaxed_match(pred.rows, gold.rows) else "other rows"
-
-
-def _ties(backend: Any, gold: str, timeout: float) -> Ties | None:
-    cut = ranked_cut(gold)
-    if cut is None:
-        return None
-    uncut = backend.run(cut.uncut, row_cap=100_000, timeout=timeout, trusted=True)
-    return gold_ties(cut, uncut.columns, uncut.rows) if uncut.ok and not uncut.truncated else None
 
 
 def _same_without_limit(backend: Any, question: dict[str, Any], row_cap: int, timeout: float) -> bool:

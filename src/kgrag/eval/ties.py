@@ -109,11 +109,26 @@ def gold_ties(cut: RankedCut, columns: list[str], rows: Rows) -> Ties | None:
     return Ties([r for _, r in keyed[:first]], [r for k, r in keyed if k == last])
 
 
+UNCUT_ROWS = 100_000  # the rows an uncut gold query may return and still be read for ties
+
+
+def ties_of(backend: Any, gold: str, timeout: float) -> Ties | None:
+    """The ties at the cut of ``gold`` as ``backend`` runs it (trusted: a gold query is ours), or None when it does
+    not rank and cut in the plain shape, the uncut query fails or returns more than :data:`UNCUT_ROWS` rows."""
+    cut = ranked_cut(gold)
+    if cut is None:
+        return None
+    uncut = backend.run(cut.uncut, row_cap=UNCUT_ROWS, timeout=timeout, trusted=True)
+    return gold_ties(cut, uncut.columns, uncut.rows) if uncut.ok and not uncut.truncated else None
+
+
 def match_with_ties(pred_rows: Rows, gold_rows: Rows, ties: Ties | None) -> bool:
     """:func:`strict_match`, or, where the gold has ``ties``, rows that are the gold's rows above the cut plus
     as many rows tied at it as the gold keeps, for some order of the predicted columns."""
-    if ties is None or strict_match(pred_rows, gold_rows):
-        return strict_match(pred_rows, gold_rows) if ties is None else True
+    if strict_match(pred_rows, gold_rows):
+        return True
+    if ties is None:
+        return False
     pred = [tuple(cell_key(v) for v in row) for row in pred_rows]
     if len(pred) != len(gold_rows) or not pred or any(len(row) != len(ties.tied[0]) for row in pred):
         return False
@@ -128,4 +143,4 @@ def match_with_ties(pred_rows: Rows, gold_rows: Rows, ties: Ties | None) -> bool
     return False
 
 
-__all__ = ["RankedCut", "Ties", "gold_ties", "match_with_ties", "ranked_cut"]
+__all__ = ["UNCUT_ROWS", "RankedCut", "Ties", "gold_ties", "match_with_ties", "ranked_cut", "ties_of"]
