@@ -102,8 +102,12 @@ def misplaced_substrings(
     for clause in reversed([c for c in clauses(tokens) if c.keyword == "WHERE"]):
         parts = [tokens[a:b] for a, b in split_at(tokens, clause.start + 1, clause.end, "AND")]
         found_at = [_partial(part, nodes, values, quoted) for part in parts]
-        # the conditions that can hold, case folded: one of them may already read the text where it is
-        standing = {_text(part).casefold() for part, found in zip(parts, found_at) if found is None}
+        # the comparisons that can hold, case folded: one of them may already read the text where it is
+        standing = {
+            tuple(x.casefold() for x in c)
+            for part, found in zip(parts, found_at)
+            if found is None and (c := _comparison(part)) is not None
+        }
         kept, changed = [], False
         for part, found in zip(parts, found_at):
             if found is None:
@@ -113,8 +117,8 @@ def misplaced_substrings(
             said = f"{var}.{prop} {op} '{literal}' holds for no {nodes[var]}"
             wanted = "CONTAINS" if op == "=" else op
             if any(
-                t.endswith(f" {wanted} '{literal}'".casefold()) and not t.startswith(f"{var}.{prop} ".casefold())
-                for t in standing
+                (o, x) == (wanted.casefold(), literal.casefold()) and (v, p) != (var.casefold(), prop.casefold())
+                for v, p, o, x in standing
             ):
                 done.append(f"{said}: dropped (the query reads it where it is)")
                 changed = True
@@ -138,12 +142,11 @@ def _partial(
     """For ``v.p OP 'text'`` that no stored value of ``v``'s ``p`` meets (for ``=``: a quoted text the database
     stores nowhere whole): (v, p, OP, text) and the (variable, property) pairs of the query's variables whose
     stored values do (contain it, for ``=``); None otherwise."""
-    read = property_read(part, 0) if len(part) >= 5 else None
-    if read is None or read[0] not in nodes or part[-1].kind != "str":
+    found = _comparison(part)
+    if found is None or found[0] not in nodes:
         return None
-    op = " ".join(t.value.upper() for t in part[3:-1])
-    var, prop = read
-    literal = part[-1].value
+    var, prop, op, literal = found
+    read = (var, prop)
     if (nodes[var], prop) not in values.indexed:
         return None
     if op == "=":
@@ -163,12 +166,12 @@ def _partial(
     return (var, prop, op, literal), owners
 
 
-def _text(part: list[Token]) -> str:
-    """A condition as the messages above write it: ``v.p OP 'text'``."""
+def _comparison(part: list[Token]) -> tuple[str, str, str, str] | None:
+    """``(v, p, OP, text)`` for a condition ``v.p OP 'text'`` (OP upper-cased, its words one space apart)."""
     read = property_read(part, 0) if len(part) >= 5 else None
     if read is None or part[-1].kind != "str":
-        return ""
-    return f"{read[0]}.{read[1]} {' '.join(t.value.upper() for t in part[3:-1])} '{part[-1].value}'"
+        return None
+    return read[0], read[1], " ".join(t.value.upper() for t in part[3:-1]), part[-1].value
 
 
 def _operator(op: str) -> list[Token]:
