@@ -310,26 +310,19 @@ def _check_once(query: str, schema: GraphSchema, question: str, values: ValueInd
 
 def _numeric(schema: GraphSchema, values: ValueIndex | None) -> list[tuple[str, str]]:
     """``(owner, property)`` of every property that holds numbers: typed so, or text that always reads as one."""
-    typed = [(label, props) for label, props in schema.labels.items()]
-    typed += [(r.name, r.properties) for r in schema.relationships]
     texts = values.numbers if values is not None else set()
-    return list(
-        dict.fromkeys(
-            (owner, p) for owner, props in typed for p, kind in props.items() if kind in _NUMBERS or (owner, p) in texts
-        )
-    )
+    return list(dict.fromkeys((o, p) for o, p, kind in schema.properties() if kind in _NUMBERS or (o, p) in texts))
 
 
 def _schema_words(schema: GraphSchema) -> set[str]:
     """The lower-case words of the schema's labels, types and property names."""
-    names = [*schema.labels, *schema.types()]
-    names += [p for props in schema.labels.values() for p in props]
-    names += [p for r in schema.relationships for p in r.properties]
+    names = [*schema.labels, *schema.types(), *(p for _, p, _ in schema.properties())]
     return {w for name in names for w in identifier_words(name)}
 
 
 def _property_names(schema: GraphSchema) -> frozenset[str]:
-    return frozenset(p for props in schema.labels.values() for p in props)
+    """The nodes' property names, lower-cased (a map value spelling one is no value)."""
+    return frozenset(p.lower() for props in schema.labels.values() for p in props)
 
 
 def _mend_reads(

@@ -93,7 +93,7 @@ def invented_map_values(
     tokens: list[Token], question: str, values: ValueIndex, properties: frozenset[str] = frozenset()
 ) -> tuple[list[Token], list[str]]:
     """``tokens`` without the map entries ``prop: 'text'`` of labelled nodes whose text is made up (module
-    docstring; :func:`_made_up`), and what went. ``properties``: the schema's property names."""
+    docstring; :func:`_made_up`), and what went. ``properties``: the schema's property names, lower-cased."""
     asked, words, done = question.lower(), _question_words(question), []
     for node in reversed([n for chain in patterns(tokens) for n in chain if isinstance(n, Node) and n.labels]):
         label = node.labels[0]
@@ -141,7 +141,7 @@ def _made_up(
         return "is not asked for" if _unsaid(literal, words, asked) else None
     if not elsewhere:
         return None
-    if literal.value.lower() in {p.lower() for p in properties}:
+    if literal.value.lower() in properties:
         return "is a property's name, not a value"
     return "is a number the question compares with, not a stored value" if _NUMERIC.fullmatch(literal.value) else None
 

@@ -177,8 +177,7 @@ def bind_unbound_reads(
 def read_property_words(tokens: list[Token], schema: GraphSchema) -> set[str]:
     """The words of every property the query reads (``p.unitsOnOrder`` or ``{unitsOnOrder: 0}``): "on order" in
     "products on order" is the property's, not a request for the Order nodes."""
-    props = {prop for props in schema.labels.values() for prop in props}
-    props |= {prop for r in schema.relationships for prop in r.properties}
+    props = {prop for _, prop, _ in schema.properties()}
     read = {str(word(t)) for t in tokens if word(t) in props}
     return {w for prop in read for w in identifier_words(prop)}
 

@@ -9,6 +9,7 @@ layout every backend stores (:data:`kgrag.graph.backends.base.NODE_TABLE`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,16 @@ class GraphSchema:
     def directions(self, rel_type: str) -> set[tuple[str, str]]:
         """The (source label, target label) pairs ``rel_type`` joins."""
         return {(r.source, r.target) for r in self.relationships if r.name == rel_type}
+
+    def properties(self) -> Iterator[tuple[str, str, str]]:
+        """``(owner, property, type)`` of every property: the labels' first, then the relationship types' (once
+        per label pair a type joins)."""
+        for label, props in self.labels.items():
+            for prop, kind in props.items():
+                yield label, prop, kind
+        for r in self.relationships:
+            for prop, kind in r.properties.items():
+                yield r.name, prop, kind
 
     def relationship_properties(self, rel_type: str) -> dict[str, str]:
         out: dict[str, str] = {}
