@@ -897,3 +897,58 @@ def test_a_partial_match_no_value_of_its_property_meets_is_read_where_the_text_i
     assert check(whole, bags) == whole.replace("= '20 bags'", "CONTAINS '20 bags'")
     stored = "MATCH (c:Customer) WHERE c.city = 'Berlin' RETURN c.companyName"  # stored whole: as written
     assert check(stored, "Which customers are in 'Berlin'?") == stored
+
+
+def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
+    """readings=3: the prompt with examples met by shape, then without examples, then with examples met by the
+    question as written. The first counts the cities orders went to; the other two the orders asked for,
+    and their rows stand. With one reading (the default) the first query is the answer, as before."""
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"question": "How many orders were shipped to Mexico?", "cypher": "MATCH (o:Order) RETURN count(o)"},
+        {"question": "How many orders were shipped to France in total?", "cypher": "MATCH (o:Order) RETURN count(o)"},
+    ]
+    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    wrong = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(DISTINCT o.shipCity)"
+    right = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(o)"
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": "shipped to Mexico", "response": f"<cypher>{wrong}</cypher>"},
+                {"prompt": "text2cypher_write", "response": f"<cypher>{right}</cypher>"},
+            ]
+        }
+    )
+    asked = "How many orders were shipped to France?"
+    method = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1, readings=3)
+    assert method.examples.similar(asked, 1)[0][0] != method.other_examples.similar(asked, 1)[0][0]
+    answer = method.answer(asked)
+    assert answer.usage.llm_calls == 3
+    expected = method.backend.run(right).rows[0][0]
+    assert answer.answers == [str(expected)] and str(expected) != str(method.backend.run(wrong).rows[0][0])
+    choice = next(s for s in answer.trace if s.name == "choose_reading")
+    assert choice.outputs == {"agree": [1, 2, 2], "chosen": 1}
+    executed = [s for s in answer.trace if s.name == "execute"]
+    assert [s.outputs.get("answered") for s in executed] == [None, True, None]
+    one = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1).answer(asked)
+    assert one.usage.llm_calls == 1 and one.answers == [str(method.backend.run(wrong).rows[0][0])]
+    assert not any(s.name == "choose_reading" for s in one.trace)
+
+
+def test_when_no_reading_stands_the_first_of_the_best_standing_is_kept():
+    from types import SimpleNamespace
+
+    from kgrag.methods.base import Trace
+    from kgrag.methods.text2cypher.readings import Reading, choose_reading
+
+    def reading(ok: bool, rows: list, problem: str | None) -> Reading:
+        return Reading("q", None, SimpleNamespace(ok=ok, rows=rows), problem)
+
+    failed, empty, flagged = reading(False, [], "error"), reading(True, [], "no rows"), reading(True, [[1]], "x")
+    assert choose_reading([failed, empty, flagged], Trace()) is flagged
+    assert choose_reading([empty, reading(True, [[None]], "no rows")], Trace()) is empty
+    sound_a, sound_b = reading(True, [[1], [2]], None), reading(True, [[2], [1]], None)
+    assert choose_reading([flagged, sound_a], Trace()) is sound_a  # a sound reading beats a flagged first one
+    lone = reading(True, [[3]], None)
+    assert choose_reading([lone, sound_a, sound_b], Trace()) is sound_a  # two agree (rows in any order)
+    assert choose_reading([lone, sound_a], Trace()) is lone  # no majority: the earlier

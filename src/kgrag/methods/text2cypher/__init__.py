@@ -16,8 +16,9 @@ evidence; the executed query is in the trace. The one-call ``cypher`` baseline s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
+from itertools import islice
 from typing import Annotated, Any, Literal
 
 from kgrag.methods.base import GrammarSetting, Trace, registry, use_grammar
@@ -27,6 +28,7 @@ from kgrag.methods.text2cypher.bound_names import NAME as BOUND_NAMES
 from kgrag.methods.text2cypher.check import check_query, mend_last_try
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar, number_properties
+from kgrag.methods.text2cypher.readings import MAX_CALLS, Reading, choose_reading, has_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.retrieval.graph_query import extract_query, first_column_answers, rows_as_evidence, run_recorded
@@ -50,6 +52,13 @@ class Text2CypherConfig(CypherConfig):
     # copied into the wrong shape is what the repair has to undo; the prompt is shorter too. Dev, with
     # leave-one-out examples, paired: +1 / -0 strict over 136 pairs (the second, the third sample and the last 16)
     repair_examples: bool = False
+    # how many readings of the question are written and run before the answer is chosen: the first from the
+    # prompt above (with its repairs), each further one in one call from another prompt (without the solved
+    # examples; with examples matched the other way, by the question as written or masked); the rows most of
+    # them agree on are the answer, the first reading's when none agree (self-consistency by execution, as
+    # text-to-SQL votes over sampled queries). LLM calls stay at most 3. Without examples there is no other
+    # prompt and one reading is written
+    readings: Annotated[int, ClientRange(1, 3)] = 1
 
 
 @registry.register("text2cypher")
@@ -80,23 +89,43 @@ class Text2Cypher(TextToCypher):
 
     @cached_property
     def examples(self) -> ExamplePairs | None:
+        return self._pairs(self.config.example_match)
+
+    @cached_property
+    def other_examples(self) -> ExamplePairs | None:
+        """The same pairs met the other way (by the question as written, or masked): another reading's prompt."""
+        return self._pairs("question" if self.config.example_match == "masked" else "masked")
+
+    def _pairs(self, match: str) -> ExamplePairs | None:
         if not self.config.examples:
             return None
-        mask = self.values.mask if self.config.example_match == "masked" else None
+        mask = self.values.mask if match == "masked" else None
         return ExamplePairs.load(self.config.examples, self.text_embedder, mask)
+
+    def _shown(self, pairs: ExamplePairs | None, question: str) -> str:
+        """The prompt's block of the solved examples most similar to ``question`` (empty without pairs)."""
+        examples = pairs.similar(question, self.config.example_count) if pairs else []
+        shown = "".join(f"Question: {q}\n<cypher>{c}</cypher>\n\n" for q, c in examples)
+        return f"\nSolved examples:\n{shown}" if examples else ""
 
     def _context(self, question: str, trace: Trace) -> dict[str, str]:
         """The prompt's variable parts: schema, similar examples, value hints."""
         with trace.step("context") as step:
-            examples = self.examples.similar(question, self.config.example_count) if self.examples else []
+            examples = self._shown(self.examples, question)
             hints = self.values.link(question) if self.config.value_hints else []
-            step.outputs.update(examples=len(examples), values=[h.text() for h in hints])
-        shown = "".join(f"Question: {q}\n<cypher>{c}</cypher>\n\n" for q, c in examples)
+            step.outputs.update(examples=examples.count("<cypher>"), values=[h.text() for h in hints])
         return {
             "schema": self.schema.describe(),
-            "examples": f"\nSolved examples:\n{shown}" if examples else "",
+            "examples": examples,
             "values": ("\nValues in the database:\n" + "\n".join(h.text() for h in hints) + "\n") if hints else "",
         }
+
+    def _other_prompts(self, question: str, context: dict[str, str]) -> Iterator[dict[str, str]]:
+        """The contexts of further readings: without the solved examples, then with them matched the other way."""
+        if not context["examples"]:
+            return
+        yield {**context, "examples": ""}
+        yield {**context, "examples": self._shown(self.other_examples, question)}
 
     def _write(self, question: str, context: dict[str, str], repair: str, trace: Trace) -> str:
         with trace.step("write_cypher", repair=bool(repair)) as step:
@@ -113,43 +142,58 @@ class Text2Cypher(TextToCypher):
         return query
 
     def _answer(self, question: str, topic_entities: list[str], trace: Trace) -> tuple[list[str], list[Evidence]]:
-        cfg = self.config
         context = self._context(question, trace)
+        first, calls = self._first_reading(question, context, trace)
+        readings = [first] if first else []
+        others = max(0, min(self.config.readings - 1, MAX_CALLS - calls))
+        for other in islice(self._other_prompts(question, context), others):
+            query = self._write(question, other, "", trace)
+            if query:
+                readings.append(self._run(question, query, trace, last_try=True))
+        chosen = choose_reading(readings, trace)
+        if chosen is None or not chosen.result.ok:
+            return [], []
+        chosen.step.outputs["answered"] = True  # the query the rows below came from (not always the last one tried)
+        return first_column_answers(chosen.result.rows), rows_as_evidence(chosen.result.columns, chosen.result.rows)
+
+    def _first_reading(self, question: str, context: dict[str, str], trace: Trace) -> tuple[Reading | None, int]:
+        """The first prompt's query and its repairs: the best attempt (the latest of equals), and the calls made."""
+        cfg = self.config
         repair = ""
-        best: tuple[int, Any, Any] | None = None  # (standing, execute step, result) of the best attempt so far
+        best: Reading | None = None
         for attempt in range(cfg.repairs + 1):
             query = self._write(question, context, repair, trace)
             if not query:
                 problem = "no query between <cypher> and </cypher>"
                 repair = f"\nYour answer held no query ({problem}).\nWrite the query.\n"
                 continue
-            values = self.values if cfg.value_hints else None
-            checked = check_query(query, self.schema, question=question, values=values)
-            if attempt == cfg.repairs:
-                checked = mend_last_try(checked)
-            with trace.step("execute", cypher=checked.query) as step:
-                step.outputs.update(problems=checked.problems, fixed=checked.fixed)
-                result = run_recorded(
-                    self.backend, checked.query, step.outputs, row_cap=cfg.row_cap, timeout=cfg.timeout
-                )
-            problem = self._problem(checked.problems, result)
+            reading = self._run(question, query, trace, last_try=attempt == cfg.repairs)
             # a repair can break what ran before it: the answer comes from the best attempt (the latest of equals)
-            if best is None or _standing(result, problem) >= best[0]:
-                best = (_standing(result, problem), step, result)
-            if problem is None or attempt == cfg.repairs:
+            if best is None or reading.standing >= best.standing:
+                best = reading
+            if reading.problem is None or attempt == cfg.repairs:
                 break
             if not cfg.repair_examples:
                 context = {**context, "examples": ""}
-            labels = {x for x in self.schema.labels if x in checked.query}
+            labels = {x for x in self.schema.labels if x in reading.query}
             repair = (
-                f"\nThis query was tried:\n{checked.query}\nWhat went wrong: {problem}\n"
+                f"\nThis query was tried:\n{reading.query}\nWhat went wrong: {reading.problem}\n"
                 f"The schema around its labels:\n{self.schema.describe(labels or None)}\nWrite a corrected query.\n"
             )
-        if best is None or not best[2].ok:
-            return [], []
-        _, step, result = best
-        step.outputs["answered"] = True  # the query the rows below came from (not always the last one tried)
-        return first_column_answers(result.rows), rows_as_evidence(result.columns, result.rows)
+        return best, attempt + 1
+
+    def _run(self, question: str, query: str, trace: Trace, last_try: bool) -> Reading:
+        """``query`` held against the schema and the question, mended, and run on the backend."""
+        values = self.values if self.config.value_hints else None
+        checked = check_query(query, self.schema, question=question, values=values)
+        if last_try:
+            checked = mend_last_try(checked)
+        with trace.step("execute", cypher=checked.query) as step:
+            step.outputs.update(problems=checked.problems, fixed=checked.fixed)
+            result = run_recorded(
+                self.backend, checked.query, step.outputs, row_cap=self.config.row_cap, timeout=self.config.timeout
+            )
+        return Reading(checked.query, step, result, self._problem(checked.problems, result))
 
     def query_rows(self, question: str, trace: Trace) -> list[Evidence]:
         """The rows of the best query written for ``question``, as evidence, its steps recorded on ``trace``: for
@@ -163,24 +207,9 @@ class Text2Cypher(TextToCypher):
             return ("the database rejected it: " if result.rejected else "it failed: ") + str(result.error)
         if problems:
             return "; ".join(problems)
-        if not _has_rows(result):
+        if not has_rows(result):
             return "it returned no rows; check the values, the relationship directions and the filters"
         return None
-
-
-def _standing(result: Any, problem: str | None) -> int:
-    """How well an attempt stands: it ran with nothing wrong (3), ran with rows but a problem the check saw (2),
-    ran with no rows (1), or did not run (0)."""
-    if not result.ok:
-        return 0
-    if problem is None:
-        return 3
-    return 2 if _has_rows(result) else 1
-
-
-def _has_rows(result: Any) -> bool:
-    """Whether a query's result holds a value (``avg()`` over no rows is one row of null, not an answer)."""
-    return any(cell is not None for row in result.rows for cell in row)
 
 
 __all__ = ["Text2Cypher", "Text2CypherConfig"]
