@@ -27,10 +27,9 @@ from collections.abc import Iterable
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.joins import identifier_words, same_stem
 from kgrag.methods.text2cypher.scope import clauses, final_return, split_at
-from kgrag.methods.text2cypher.values import ValueIndex
+from kgrag.methods.text2cypher.values import ValueIndex, quoted_literals
 
 _NUMBER = re.compile(r"(?<![\w.'-])\$?([0-9]+(?:\.[0-9]+)?)(%?)(?![\w-])")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def unused_question_values(
@@ -62,7 +61,9 @@ def unused_question_values(
                 problems.append(
                     f"the question names '{hints[0].value}' (stored as {where}) but the query does not use it"
                 )
-    unquoted = _QUOTED.sub(lambda q: " " * len(q.group(0)), question)  # positions kept for the window
+    unquoted = question  # each quoted literal blanked, positions kept for the window
+    for start, end, _ in quoted_literals(question):
+        unquoted = unquoted[:start] + " " * (end - start) + unquoted[end:]
     for m in _NUMBER.finditer(unquoted):
         said = _as_number(m.group(1))
         allowed = {said, said / 100} if m.group(2) else {said}

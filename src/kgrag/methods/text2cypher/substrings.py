@@ -17,7 +17,7 @@ from collections.abc import Callable
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.patterns import Node, fresh_name, patterns, property_read, variables, word
 from kgrag.methods.text2cypher.scope import clauses, split_at, where_holding
-from kgrag.methods.text2cypher.values import ValueIndex
+from kgrag.methods.text2cypher.values import ValueIndex, quoted_literals
 
 _CUES = (
     ("STARTS WITH", r"(?:start|starts|starting|begin|begins|beginning)\s+with"),
@@ -98,7 +98,7 @@ def misplaced_substrings(
     every value of ``p`` is known (``values.indexed``), only the top-level AND parts of a WHERE; ``nodes``:
     variable → label."""
     done: list[str] = []
-    quoted = {m.group(1) or m.group(2) for m in re.finditer(r"'([^']+)'|\"([^\"]+)\"", question)}
+    quoted = {text for _, _, text in quoted_literals(question)}
     for clause in reversed([c for c in clauses(tokens) if c.keyword == "WHERE"]):
         parts = [tokens[a:b] for a, b in split_at(tokens, clause.start + 1, clause.end, "AND")]
         found_at = [_partial(part, nodes, values, quoted) for part in parts]

@@ -27,6 +27,12 @@ _NUMBER_WORD = re.compile(r"\b[0-9]+(\.[0-9]+)?\b")
 _NUMBER = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
 
 
+def quoted_literals(question: str) -> list[tuple[int, int, str]]:
+    """The texts ``question`` quotes ('…' or "…", at most 200 characters), with the span of each quoted literal
+    (quotes included): one reading of quotes for the value links, the checks and the mends."""
+    return [(m.start(), m.end(), m.group(1) or m.group(2)) for m in _QUOTED.finditer(question)]
+
+
 def _stored(values: Iterable[Any]) -> list[str]:
     """The text values of a column, without empty ones and the text NULL."""
     return [v for v in values if isinstance(v, str) and v.strip() and v.upper() != "NULL"]
@@ -113,13 +119,13 @@ class ValueIndex:
         lacks is a span without hints), then the longest word spans equal to a stored value, never two
         overlapping word spans (a word span may lie inside a quoted literal)."""
         found: list[tuple[int, int, list[ValueHint]]] = []
-        for m in _QUOTED.finditer(question):
-            literal = _key(m.group(1) or m.group(2))
+        for start, end, text in quoted_literals(question):
+            literal = _key(text)
             hints = self.values.get(literal)
             if hints is None:
                 close = difflib.get_close_matches(literal, self.values.keys(), n=1, cutoff=0.85)
                 hints = self.values[close[0]] if close else []
-            found.append((m.start(), m.end(), hints))
+            found.append((start, end, hints))
         words = [(m.start(), m.end()) for m in _WORD.finditer(question)]
         taken = [False] * len(words)
         for size in range(min(MAX_SPAN, len(words)), 0, -1):
