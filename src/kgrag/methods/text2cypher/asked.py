@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from kgrag.graph.backends.guard import Token
 from kgrag.methods.text2cypher.joins import identifier_words, same_stem
+from kgrag.methods.text2cypher.ranking import NUMBER_WORDS
 from kgrag.methods.text2cypher.scope import clauses, final_return, split_at
 from kgrag.methods.text2cypher.values import ValueIndex, quoted_literals
 
@@ -99,7 +100,7 @@ def _properties_beside(text: str, start: int, end: int, properties: Iterable[tup
 # "What are the names of products", "Find all customers"
 _OPENING = re.compile(
     r"^\s*(?:which|what|who|list|find|show|identify|display|get|give|return|name)\b"
-    r"(?:\s+(?:are|is|were|was|me|all|the|of|first|top|last|\d+|two|three|four|five|ten|names?|details))*"
+    r"(?:\s+(?:are|is|were|was|me|all|the|of|first|top|last|\d+|" + "|".join(NUMBER_WORDS) + r"|names?|details))*"
     r"\s+([a-z]+)",
     re.I,
 )

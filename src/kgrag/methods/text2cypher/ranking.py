@@ -31,7 +31,7 @@ from kgrag.methods.text2cypher.scope import (
     split_at,
 )
 
-_WORDS = {
+NUMBER_WORDS = {
     "two": 2,
     "three": 3,
     "four": 4,
@@ -46,7 +46,7 @@ _WORDS = {
     "fifteen": 15,
     "twenty": 20,
 }  # fmt: skip  ("one" is left out: "the one who ...")
-_NUMBER = r"(\d{1,3}|" + "|".join(_WORDS) + r")"
+_NUMBER = r"(\d{1,3}|" + "|".join(NUMBER_WORDS) + r")"
 _AFTER_RANK = re.compile(r"\b(?:top|first|last|bottom)\s+" + _NUMBER + r"\b", re.I)
 _OPENING = re.compile(
     r"^\s*(?:list|name|show|find|give|get|identify|return|retrieve|display|which|what\s+are|who\s+are)"
@@ -72,7 +72,7 @@ def asked_ranking(question: str) -> Ranking:
     rows = None
     if found is not None:
         word = found.group(1).lower()
-        n = int(word) if word.isdigit() else _WORDS[word]
+        n = int(word) if word.isdigit() else NUMBER_WORDS[word]
         rows = n if 0 < n <= 100 else None
     order = "ASC" if _ASCENDING.search(question) else "DESC" if _DESCENDING.search(question) else None
     return Ranking(rows, order)
@@ -239,7 +239,7 @@ def _drop_key_column(tokens: list[Token], key: list[Token]) -> list[Token]:
 def _counts(question: str, number: str) -> bool:
     """Whether the question counts things by ``number`` ("the names of three customers"), not compares by it
     ("more than three times")."""
-    spelled = [w for w, n in _WORDS.items() if str(n) == number]
+    spelled = [w for w, n in NUMBER_WORDS.items() if str(n) == number]
     counted = re.compile(
         rf"(?<!than )(?<!least )(?<!most )\b(?:{'|'.join([re.escape(number), *spelled])})\s+"
         r"(?!(?:times|units?|percent|years?|days?|of)\b)[a-z]",
