@@ -933,6 +933,12 @@ def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
     one = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1).answer(asked)
     assert one.usage.llm_calls == 1 and one.answers == [str(method.backend.run(wrong).rows[0][0])]
     assert not any(s.name == "choose_reading" for s in one.trace)
+    # the first two readings agree: a vote of three is settled, the third is not written
+    agreeing = ScriptedLLM({"rules": [{"prompt": "text2cypher_write", "response": f"<cypher>{right}</cypher>"}]})
+    settled = get_method("text2cypher")(
+        northwind, llm=agreeing, examples=str(pairs), example_count=1, readings=3
+    ).answer(asked)
+    assert settled.usage.llm_calls == 2 and settled.answers == [str(expected)]
 
 
 def test_when_no_reading_stands_the_first_of_the_best_standing_is_kept():
@@ -952,3 +958,13 @@ def test_when_no_reading_stands_the_first_of_the_best_standing_is_kept():
     lone = reading(True, [[3]], None)
     assert choose_reading([lone, sound_a, sound_b], Trace()) is sound_a  # two agree (rows in any order)
     assert choose_reading([lone, sound_a], Trace()) is lone  # no majority: the earlier
+    # one answer in two shapes: the names of two suppliers, and twice the suppliers; the shape two readings write
+    names = reading(True, [["Exotic Liquids"], ["Tokyo Traders"]], None)
+    suppliers = [
+        [{"companyName": "Exotic Liquids", "city": "London"}],
+        [{"companyName": "Tokyo Traders", "city": "Tokyo"}],
+    ]
+    nodes, nodes_again = reading(True, suppliers, None), reading(True, suppliers[::-1], None)
+    assert choose_reading([names, nodes, nodes_again], Trace()) is nodes
+    fewer = reading(True, suppliers[:1], None)  # a part of the answer is another answer
+    assert choose_reading([fewer, nodes, nodes_again], Trace()) is nodes

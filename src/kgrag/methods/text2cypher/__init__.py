@@ -28,7 +28,7 @@ from kgrag.methods.text2cypher.bound_names import NAME as BOUND_NAMES
 from kgrag.methods.text2cypher.check import check_query, mend_last_try
 from kgrag.methods.text2cypher.examples import ExamplePairs
 from kgrag.methods.text2cypher.grammar import cypher_grammar, number_properties
-from kgrag.methods.text2cypher.readings import MAX_CALLS, Reading, choose_reading, has_rows
+from kgrag.methods.text2cypher.readings import MAX_CALLS, Reading, choose_reading, decided, has_rows
 from kgrag.methods.text2cypher.schema import GraphSchema
 from kgrag.methods.text2cypher.values import ValueIndex
 from kgrag.retrieval.graph_query import extract_query, first_column_answers, rows_as_evidence, run_recorded
@@ -54,10 +54,10 @@ class Text2CypherConfig(CypherConfig):
     repair_examples: bool = False
     # how many readings of the question are written and run before the answer is chosen: the first from the
     # prompt above (with its repairs), each further one in one call from another prompt (without the solved
-    # examples; with examples matched the other way, by the question as written or masked); the rows most of
-    # them agree on are the answer, the first reading's when none agree (self-consistency by execution, as
-    # text-to-SQL votes over sampled queries). LLM calls stay at most 3. Without examples there is no other
-    # prompt and one reading is written
+    # examples; with examples matched the other way, by the question as written or masked); the answer most of
+    # them give is the answer, in the shape of the earliest reading that gives it, the first reading's when none
+    # agree (self-consistency by execution, :mod:`.readings`); a majority settles the vote early. LLM calls stay
+    # at most 3. Without examples there is no other prompt and one reading is written
     readings: Annotated[int, ClientRange(1, 3)] = 1
 
 
@@ -147,6 +147,8 @@ class Text2Cypher(TextToCypher):
         readings = [first] if first else []
         others = max(0, min(self.config.readings - 1, MAX_CALLS - calls))
         for other in islice(self._other_prompts(question, context), others):
+            if decided(readings, planned=1 + others):
+                break
             query = self._write(question, other, "", trace)
             if query:
                 readings.append(self._run(question, query, trace, last_try=True))
