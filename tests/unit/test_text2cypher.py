@@ -714,7 +714,12 @@ def test_the_repair_call_shows_the_solved_examples_only_when_asked(northwind, tm
         {"prompt": "text2cypher_write", "response": f"<cypher>{wrong}</cypher>"},
     )
     method = get_method("text2cypher")(
-        northwind, llm=llm, examples=str(pairs), embedder=load_embedder("static"), repair_examples=repair_examples
+        northwind,
+        llm=llm,
+        examples=str(pairs),
+        embedder=load_embedder("static"),
+        repair_examples=repair_examples,
+        readings=1,
     )
     method.answer("Which seafood products are there?")
     first, repair = ["\n".join(m["content"] for m in call) for call in llm.messages("text2cypher_write")]
@@ -900,9 +905,9 @@ def test_a_partial_match_no_value_of_its_property_meets_is_read_where_the_text_i
 
 
 def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
-    """readings=3: the prompt with examples met by shape, then without examples, then with examples met by the
-    question as written. The first counts the cities orders went to; the other two the orders asked for,
-    and their rows stand. With one reading (the default) the first query is the answer, as before."""
+    """readings=3 (the default): the prompt with examples met by shape, then without examples, then with examples
+    met by the question as written. The first counts the cities orders went to; the other two the orders asked
+    for, and their rows stand. With one reading the first query is the answer."""
     pairs = tmp_path / "pairs.jsonl"
     rows = [
         {"question": "How many orders were shipped to Mexico?", "cypher": "MATCH (o:Order) RETURN count(o)"},
@@ -930,7 +935,8 @@ def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
     assert choice.outputs == {"agree": [1, 2, 2], "chosen": 1}
     executed = [s for s in answer.trace if s.name == "execute"]
     assert [s.outputs.get("answered") for s in executed] == [None, True, None]
-    one = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1).answer(asked)
+    one = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1, readings=1)
+    one = one.answer(asked)
     assert one.usage.llm_calls == 1 and one.answers == [str(method.backend.run(wrong).rows[0][0])]
     assert not any(s.name == "choose_reading" for s in one.trace)
     # the first two readings agree: a vote of three is settled, the third is not written
