@@ -18,6 +18,12 @@ from kgrag.models.embeddings import load_embedder
 from kgrag.models.llm.scripted import ScriptedLLM
 
 
+def pairs_file(path, pairs: list[tuple[str, str]]):
+    """A JSONL file of solved ``(question, cypher)`` pairs at ``path``."""
+    path.write_text("".join(json.dumps({"question": q, "cypher": c}) + "\n" for q, c in pairs))
+    return path
+
+
 def mender(schema: GraphSchema, values: ValueIndex | None = None) -> Callable[[str, str], str]:
     """``check(query, question)``: the query as the check leaves it (what most tests below hold it to)."""
 
@@ -123,13 +129,14 @@ def test_value_linking_finds_stored_spellings(schema, index):
 
 
 def test_examples_are_the_most_similar_and_never_the_question_itself(tmp_path):
-    pairs = tmp_path / "pairs.jsonl"
-    rows = [
-        {"question": "How many products are in each category?", "cypher": "MATCH (p:Product) RETURN count(p)"},
-        {"question": "Which supplier is in London?", "cypher": "MATCH (s:Supplier) RETURN s.companyName"},
-        {"question": "How many orders did each customer place?", "cypher": "MATCH (o:Order) RETURN count(o)"},
-    ]
-    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    pairs = pairs_file(
+        tmp_path / "pairs.jsonl",
+        [
+            ("How many products are in each category?", "MATCH (p:Product) RETURN count(p)"),
+            ("Which supplier is in London?", "MATCH (s:Supplier) RETURN s.companyName"),
+            ("How many orders did each customer place?", "MATCH (o:Order) RETURN count(o)"),
+        ],
+    )
     examples = ExamplePairs.load(pairs, load_embedder("static"))
     similar = examples.similar("How many products are in each category?", 1)
     assert similar and similar[0][0] != "How many products are in each category?"
@@ -145,12 +152,13 @@ def test_masked_questions_meet_examples_of_their_shape_about_other_values(tmp_pa
     quoted = index.mask("Customers with orders on '1996-07-04 00:00:00.000' in Germany")
     assert quoted == "Customers with orders on value in value"  # the quoted literal is one span, not its parts
     assert index.mask("the top 1 product") == "the top number product"
-    pairs = tmp_path / "pairs.jsonl"
-    rows = [
-        {"question": "How many orders were shipped to Mexico?", "cypher": "MATCH (o:Order) RETURN count(o)"},
-        {"question": "Which customers are located in France?", "cypher": "MATCH (c:Customer) RETURN c"},
-    ]
-    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    pairs = pairs_file(
+        tmp_path / "pairs.jsonl",
+        [
+            ("How many orders were shipped to Mexico?", "MATCH (o:Order) RETURN count(o)"),
+            ("Which customers are located in France?", "MATCH (c:Customer) RETURN c"),
+        ],
+    )
     asked = "How many orders were shipped to France?"
     masked = ExamplePairs.load(pairs, load_embedder("static"), index.mask)
     assert masked.similar(asked, 1)[0][0] == "How many orders were shipped to Mexico?"
@@ -908,12 +916,13 @@ def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
     """readings=3 (the default): the prompt with examples met by shape, then without examples, then with examples
     met by the question as written. The first counts the cities orders went to; the other two the orders asked
     for, and their rows stand. With one reading the first query is the answer."""
-    pairs = tmp_path / "pairs.jsonl"
-    rows = [
-        {"question": "How many orders were shipped to Mexico?", "cypher": "MATCH (o:Order) RETURN count(o)"},
-        {"question": "How many orders were shipped to France in total?", "cypher": "MATCH (o:Order) RETURN count(o)"},
-    ]
-    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    pairs = pairs_file(
+        tmp_path / "pairs.jsonl",
+        [
+            ("How many orders were shipped to Mexico?", "MATCH (o:Order) RETURN count(o)"),
+            ("How many orders were shipped to France in total?", "MATCH (o:Order) RETURN count(o)"),
+        ],
+    )
     wrong = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(DISTINCT o.shipCity)"
     right = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(o)"
     llm = ScriptedLLM(
