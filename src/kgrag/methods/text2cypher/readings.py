@@ -54,11 +54,15 @@ def has_rows(result: Any) -> bool:
     return any(cell is not None for row in result.rows for cell in row)
 
 
+def _agreement(sound: list[Reading]) -> list[int]:
+    """For each sound reading, how many sound readings (itself included) return the same rows."""
+    return [sum(strict_match(r.result.rows, other.result.rows) for other in sound) for r in sound]
+
+
 def decided(readings: list[Reading], planned: int) -> bool:
     """Whether sound readings already agree in a majority of ``planned``: no later reading can change the vote."""
-    sound = [r for r in readings if r.standing == 3]
-    need = planned // 2 + 1
-    return any(sum(strict_match(r.result.rows, o.result.rows) for o in sound) >= need for r in sound)
+    agree = _agreement([r for r in readings if r.standing == 3])
+    return bool(agree) and max(agree) >= planned // 2 + 1
 
 
 def choose_reading(readings: list[Reading], trace: Trace) -> Reading | None:
@@ -73,7 +77,7 @@ def choose_reading(readings: list[Reading], trace: Trace) -> Reading | None:
             chosen = next(r for r in readings if r.standing == top)
             step.outputs.update(agree=[], chosen=readings.index(chosen))
             return chosen
-        agree = [sum(strict_match(r.result.rows, other.result.rows) for other in sound) for r in sound]
+        agree = _agreement(sound)
         chosen = sound[max(range(len(sound)), key=lambda i: (agree[i], -i))]
         step.outputs.update(agree=agree, chosen=readings.index(chosen))
     return chosen
