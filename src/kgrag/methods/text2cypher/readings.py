@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kgrag.eval.execution import strict_match
 from kgrag.methods.base import Trace
+from kgrag.retrieval.rows import strict_match
 
 MAX_CALLS = 3  # LLM calls a question may cost, repairs and further readings together
 
