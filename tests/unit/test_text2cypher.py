@@ -983,3 +983,26 @@ def test_when_no_reading_stands_the_first_of_the_best_standing_is_kept():
     assert choose_reading([names, nodes, nodes_again], Trace()) is nodes
     fewer = reading(True, suppliers[:1], None)  # a part of the answer is another answer
     assert choose_reading([fewer, nodes, nodes_again], Trace()) is nodes
+
+
+def test_a_third_reading_that_would_repeat_the_first_prompt_is_not_written(northwind, tmp_path):
+    """With one solved pair both ways of meeting the examples show it: the third prompt would be the first
+    again, whose query can only agree with the first. Two readings that disagree leave the first's rows."""
+    pairs = pairs_file(
+        tmp_path / "pairs.jsonl", [("How many orders were shipped to Mexico?", "MATCH (o:Order) RETURN count(o)")]
+    )
+    first = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(DISTINCT o.shipCity)"
+    other = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(o)"
+    llm = ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": "Solved examples", "response": f"<cypher>{first}</cypher>"},
+                {"prompt": "text2cypher_write", "response": f"<cypher>{other}</cypher>"},
+            ]
+        }
+    )
+    method = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1)
+    answer = method.answer("How many orders were shipped to France?")
+    assert answer.usage.llm_calls == 2
+    assert answer.answers == [str(method.backend.run(first).rows[0][0])]
+    assert next(s for s in answer.trace if s.name == "choose_reading").outputs == {"agree": [1, 1], "chosen": 0}

@@ -104,30 +104,37 @@ class Text2Cypher(TextToCypher):
         mask = self.values.mask if match == "masked" else None
         return ExamplePairs.load(self.config.examples, self.text_embedder, mask)
 
-    def _shown(self, pairs: ExamplePairs | None, question: str) -> str:
-        """The prompt's block of the solved examples most similar to ``question`` (empty without pairs)."""
-        examples = pairs.similar(question, self.config.example_count) if pairs else []
+    def _similar(self, pairs: ExamplePairs | None, question: str) -> list[tuple[str, str]]:
+        """The solved examples most similar to ``question`` (none without pairs)."""
+        return pairs.similar(question, self.config.example_count) if pairs else []
+
+    @staticmethod
+    def _block(examples: list[tuple[str, str]]) -> str:
+        """The prompt's block of solved examples (empty for none)."""
         shown = "".join(f"Question: {q}\n<cypher>{c}</cypher>\n\n" for q, c in examples)
         return f"\nSolved examples:\n{shown}" if examples else ""
 
     def _context(self, question: str, trace: Trace) -> dict[str, str]:
         """The prompt's variable parts: schema, similar examples, value hints."""
         with trace.step("context") as step:
-            examples = self._shown(self.examples, question)
+            examples = self._similar(self.examples, question)
             hints = self.values.link(question) if self.config.value_hints else []
-            step.outputs.update(examples=examples.count("<cypher>"), values=[h.text() for h in hints])
+            step.outputs.update(examples=len(examples), values=[h.text() for h in hints])
         return {
             "schema": self.schema.describe(),
-            "examples": examples,
+            "examples": self._block(examples),
             "values": ("\nValues in the database:\n" + "\n".join(h.text() for h in hints) + "\n") if hints else "",
         }
 
     def _other_prompts(self, question: str, context: dict[str, str]) -> Iterator[dict[str, str]]:
-        """The contexts of further readings: without the solved examples, then with them matched the other way."""
+        """The contexts of further readings: without the solved examples, then with them matched the other way
+        unless that shows the same examples (the first prompt again: the same query, a call that can only agree)."""
         if not context["examples"]:
             return
         yield {**context, "examples": ""}
-        yield {**context, "examples": self._shown(self.other_examples, question)}
+        other = self._block(self._similar(self.other_examples, question))
+        if other != context["examples"]:
+            yield {**context, "examples": other}
 
     def _write(self, question: str, context: dict[str, str], repair: str, trace: Trace) -> str:
         with trace.step("write_cypher", repair=bool(repair)) as step:
