@@ -13,8 +13,8 @@ what the columns are called):
 Cells are compared after :func:`kgrag.retrieval.rows.cell_key` (text2cypher's vote compares rows the same way):
 numbers by value with a small tolerance (an average computed in another order differs in the last digits; ``5``
 equals ``5.0``), strings stripped, nodes by their properties (not the engine's internal id, which differs between
-databases), lists element by element. ``rows_match`` in
-:mod:`kgrag.eval.metrics` is the older, order-aware check ``kgrag eval`` and byokg's benchmark use.
+databases), lists element by element. ``rows_match`` in :mod:`kgrag.eval.metrics` is the older, order-aware
+check ``kgrag eval`` and byokg's benchmark use.
 """
 
 from __future__ import annotations
