@@ -912,6 +912,22 @@ def test_a_partial_match_no_value_of_its_property_meets_is_read_where_the_text_i
     assert check(stored, "Which customers are in 'Berlin'?") == stored
 
 
+FRENCH_CITIES = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(DISTINCT o.shipCity)"
+FRENCH_ORDERS = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(o)"
+
+
+def _writes(query: str, where: str, otherwise: str) -> ScriptedLLM:
+    """A scripted model that writes ``query`` for a prompt matching ``where`` and ``otherwise`` for any other."""
+    return ScriptedLLM(
+        {
+            "rules": [
+                {"prompt": "text2cypher_write", "match": where, "response": f"<cypher>{query}</cypher>"},
+                {"prompt": "text2cypher_write", "response": f"<cypher>{otherwise}</cypher>"},
+            ]
+        }
+    )
+
+
 def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
     """readings=3 (the default): the prompt with examples met by shape, then without examples, then with examples
     met by the question as written. The first counts the cities orders went to; the other two the orders asked
@@ -923,16 +939,8 @@ def test_two_readings_that_agree_outvote_the_first(northwind, tmp_path):
             ("How many orders were shipped to France in total?", "MATCH (o:Order) RETURN count(o)"),
         ],
     )
-    wrong = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(DISTINCT o.shipCity)"
-    right = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(o)"
-    llm = ScriptedLLM(
-        {
-            "rules": [
-                {"prompt": "text2cypher_write", "match": "shipped to Mexico", "response": f"<cypher>{wrong}</cypher>"},
-                {"prompt": "text2cypher_write", "response": f"<cypher>{right}</cypher>"},
-            ]
-        }
-    )
+    wrong, right = FRENCH_CITIES, FRENCH_ORDERS
+    llm = _writes(wrong, where="shipped to Mexico", otherwise=right)
     asked = "How many orders were shipped to France?"
     method = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1, readings=3)
     assert method.examples.similar(asked, 1)[0][0] != method.other_examples.similar(asked, 1)[0][0]
@@ -991,16 +999,8 @@ def test_a_third_reading_that_would_repeat_the_first_prompt_is_not_written(north
     pairs = pairs_file(
         tmp_path / "pairs.jsonl", [("How many orders were shipped to Mexico?", "MATCH (o:Order) RETURN count(o)")]
     )
-    first = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(DISTINCT o.shipCity)"
-    other = "MATCH (o:Order) WHERE o.shipCountry = 'France' RETURN count(o)"
-    llm = ScriptedLLM(
-        {
-            "rules": [
-                {"prompt": "text2cypher_write", "match": "Solved examples", "response": f"<cypher>{first}</cypher>"},
-                {"prompt": "text2cypher_write", "response": f"<cypher>{other}</cypher>"},
-            ]
-        }
-    )
+    first = FRENCH_CITIES
+    llm = _writes(first, where="Solved examples", otherwise=FRENCH_ORDERS)
     method = get_method("text2cypher")(northwind, llm=llm, examples=str(pairs), example_count=1)
     answer = method.answer("How many orders were shipped to France?")
     assert answer.usage.llm_calls == 2
